@@ -1,0 +1,44 @@
+// Bundles what tsc alone cannot deliver:
+// - lib/assets/gpucloud-tf.js: the one dependency-free script that Terraform runs (copied into
+//   every synthesized stack as a TerraformAsset, so the stack folder is self-contained);
+// - build/: repo-only tooling (provider doubles, the demo, the example app), never published.
+import { build } from "esbuild";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const at = (p) => path.join(root, p);
+
+await build({
+  entryPoints: [at("src/runtime/main.ts")],
+  outfile: at("lib/assets/gpucloud-tf.js"),
+  bundle: true,
+  platform: "node",
+  target: "node18",
+  format: "cjs",
+  legalComments: "none",
+  banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
+  logLevel: "warning",
+});
+
+// Repo tooling: dependencies stay in node_modules; the library itself is reached through
+// its package name (Node resolves a package's own name through "exports").
+const tools = [
+  ["tools/provider-doubles/main.ts", "build/tools/provider-doubles.js"],
+  ["tools/demo.ts", "build/tools/demo.js"],
+  ["examples/main.ts", "build/examples/main.js"],
+];
+for (const [entry, out] of tools) {
+  if (!existsSync(at(entry))) continue;
+  await build({
+    entryPoints: [at(entry)],
+    outfile: at(out),
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    logLevel: "warning",
+  });
+}
