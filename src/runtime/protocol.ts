@@ -1,0 +1,146 @@
+/**
+ * The contract between the synth-time constructs (`src/constructs`) and the script that
+ * Terraform runs (`src/runtime`). It is the only file of `src/runtime` that constructs may
+ * import, so it holds names and plain types, nothing that does I/O.
+ *
+ * The script is invoked in two ways, and each has Terraform's own rules:
+ *
+ * - as the program of a `data "external"` block: `node <script> <command>`, the query as one
+ *   JSON object on stdin (every value a string), and it must print one flat JSON object of
+ *   strings on stdout. Errors: a message on stderr and a non-zero exit.
+ * - as a `local-exec` provisioner: `node <script> <command>` through `/bin/sh -c`, with its
+ *   inputs in environment variables (the provisioner's `environment` block). Output on
+ *   stdout/stderr lands in Terraform's log.
+ *
+ * Secrets never travel through either channel: credentials come from the environment of the
+ * Terraform process itself (see {@link CredentialEnv}).
+ */
+
+/** Sub-commands of the bundled script. */
+export const RuntimeCommand = {
+  /** external data source, plan time: list and filter flavors. */
+  FLAVORS: "flavors",
+  /** external data source, plan time: compare the API's token with the desired one. */
+  TOKEN_OBSERVE: "token-observe",
+  /** external data source, after the write: the token's attributes. */
+  TOKEN_READ: "token-read",
+  /** local-exec, creation time: adopt, create, rename or update the token. */
+  TOKEN_APPLY: "token-apply",
+  /** local-exec, destroy time: hand the token to a replacement, or warn that it stays active. */
+  TOKEN_RELEASE: "token-release",
+} as const;
+export type RuntimeCommandName = (typeof RuntimeCommand)[keyof typeof RuntimeCommand];
+
+/** Environment variables read from the Terraform process (never written into configuration). */
+export const CredentialEnv = {
+  BASE_URL: "GPUCLOUD_BASE_URL",
+  USERNAME: "GPUCLOUD_USERNAME",
+  PASSWORD: "GPUCLOUD_PASSWORD",
+  PASSWORD_MD5: "GPUCLOUD_PASSWORD_MD5",
+  API_TOKEN: "GPUCLOUD_API_TOKEN",
+  /** Overall time budget of one script run in seconds, retries included. */
+  TIMEOUT_SECONDS: "GPUCLOUD_TIMEOUT_SECONDS",
+} as const;
+
+/** Names of secret variables, so that every output path can redact their values. */
+export const SECRET_ENV_NAMES: readonly string[] = [
+  CredentialEnv.PASSWORD,
+  CredentialEnv.PASSWORD_MD5,
+  CredentialEnv.API_TOKEN,
+];
+
+/** Query of `token-observe` and `token-read` (external data source, all values strings). */
+export interface TokenQuery {
+  readonly name: string;
+  /** Present only when the construct manages the description. */
+  readonly description?: string;
+  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
+  readonly base_url?: string;
+}
+
+/** Result of `token-observe`. */
+export interface TokenObservation {
+  /** "true" when a token of that name exists and matches every managed field. */
+  readonly in_sync: "true" | "false";
+  /** A short human reason, e.g. `no token named "ci"` or `description differs`. */
+  readonly reason: string;
+  /** The id of the token of that name, or "" when there is none. */
+  readonly id: string;
+}
+
+/** Result of `token-read`. The construct marks `token` sensitive. */
+export interface TokenAttributes {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly token: string;
+  readonly created_at: string;
+  readonly last_used: string;
+}
+
+/** Environment of the `token-apply` and `token-release` provisioners. */
+export const TokenEnv = {
+  NAME: "GPUCLOUD_TOKEN_NAME",
+  /** Set only when the description is managed; absent means "leave it as it is". */
+  DESCRIPTION: "GPUCLOUD_TOKEN_DESCRIPTION",
+  /** Stable key of the construct within its stack; names the hand-off file. */
+  KEY: "GPUCLOUD_TOKEN_KEY",
+} as const;
+
+/**
+ * Keys of the `null_resource` triggers. A change of any of them replaces the resource, which
+ * is what makes Terraform run the provisioners again.
+ */
+export const TokenTrigger = {
+  NAME: "name",
+  DESCRIPTION: "description",
+  KEY: "key",
+  BASE_URL: "base_url",
+  /**
+   * "in-sync" when the API matched the configuration at plan time; otherwise an expression
+   * that is unknown during plan and becomes "in-sync" at apply, so Terraform plans a
+   * replacement once and then converges to no changes.
+   */
+  CONVERGE: "converge",
+} as const;
+
+export const CONVERGED = "in-sync";
+
+/**
+ * Folder (relative to Terraform's working directory) where a destroy-time provisioner
+ * leaves the id of the token it let go, for the create-time provisioner of the replacing
+ * resource in the same apply. This is how a rename keeps the token's identity: the only
+ * place the old name survives is the prior state that a destroy provisioner sees as `self`.
+ */
+export const HANDOFF_DIR = ".gpucloud-handoff";
+
+/** Query of `flavors` (external data source, all values strings; absent = no filter). */
+export interface FlavorQuery {
+  readonly region_id?: string;
+  readonly gpu?: string;
+  readonly gpu_count?: string;
+  readonly min_gpu_count?: string;
+  /** "true" | "false" */
+  readonly in_stock_only?: string;
+  /** "true" keeps only spot flavors, "false" excludes them. */
+  readonly spot?: string;
+  readonly max_price_per_hour?: string;
+  /** "true" lets an empty match succeed. */
+  readonly allow_empty?: string;
+  readonly base_url?: string;
+}
+
+/** Result of `flavors`; nested data is JSON-encoded, as the external protocol requires. */
+export interface FlavorResult {
+  /** JSON array of matching flavors, sorted by price then name. */
+  readonly flavors: string;
+  /** JSON array of the matching ids, same order. */
+  readonly ids: string;
+  readonly count: string;
+  readonly cheapest_id: string;
+  readonly cheapest_name: string;
+  readonly cheapest_price: string;
+  readonly cheapest_region_id: string;
+  readonly cheapest_gpu: string;
+  readonly cheapest_gpu_count: string;
+}
