@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+/**
+ * `gpucloud-emulator`: runs the in-memory GPU cloud API emulator until SIGINT or SIGTERM.
+ * A test tool: it listens on loopback by default and its `/_emulator/` control surface has no
+ * authentication.
+ */
+import { startEmulator } from "./server";
+import type { EmulatorOptions, EmulatorUser, RunningEmulator } from "./types";
+
+export const USAGE = `Usage: gpucloud-emulator [options]
+
+Serves an in-memory GPU cloud API (login, flavors, API tokens) for tests and demos.
+
+Options:
+  --host H              address to listen on (default 127.0.0.1; keep it on loopback)
+  --port N              port, 0 = a random free port (default 0)
+  --user NAME:PASSWORD  an account that can log in; repeatable (default demo:demo-password)
+  --access-ttl SECONDS  access token lifetime (default 1800)
+  --refresh-ttl SECONDS refresh token lifetime (default 7200)
+  --latency MS          delay added to every API response (default 0)
+  --verbose             print one line per request (method, path, status, duration)
+  --help                print this help
+
+Control surface (no authentication, test use only): GET /_emulator/state,
+POST /_emulator/faults, POST /_emulator/tokens, DELETE /_emulator/tokens/{id}.`;
+
+export interface CliIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+  /** Stops the emulator when aborted. Without it, SIGINT and SIGTERM do. */
+  readonly signal?: AbortSignal;
+}
+
+interface ParsedArgs {
+  readonly help: boolean;
+  readonly verbose: boolean;
+  readonly options: EmulatorOptions;
+}
+
+class UsageError extends Error {}
+
+function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`${flag} must be an integer between ${min} and ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+/** Parses the command line; throws UsageError on anything it does not understand. */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  let help = false;
+  let verbose = false;
+  let host: string | undefined;
+  let port: number | undefined;
+  let accessTokenTtlSeconds: number | undefined;
+  let refreshTokenTtlSeconds: number | undefined;
+  let latencyMs: number | undefined;
+  const users: EmulatorUser[] = [];
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      if (eq > 0) return arg.slice(eq + 1);
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("--")) throw new UsageError(`${flag} needs a value`);
+      i += 1;
+      return next;
+    };
+    switch (flag) {
+      case "--help":
+      case "-h":
+        help = true;
+        break;
+      case "--verbose":
+        verbose = true;
+        break;
+      case "--host":
+        host = value();
+        if (host === "") throw new UsageError("--host must not be empty");
+        break;
+      case "--port":
+        port = integer(flag, value(), 0, 65535);
+        break;
+      case "--user": {
+        const spec = value();
+        const colon = spec.indexOf(":");
+        if (colon <= 0 || colon === spec.length - 1) throw new UsageError("--user must be NAME:PASSWORD");
+        const username = spec.slice(0, colon);
+        if (users.some((u) => u.username === username)) throw new UsageError(`--user ${username} given twice`);
+        users.push({ username, password: spec.slice(colon + 1) });
+        break;
+      }
+      case "--access-ttl":
+        accessTokenTtlSeconds = integer(flag, value(), 1);
+        break;
+      case "--refresh-ttl":
+        refreshTokenTtlSeconds = integer(flag, value(), 1);
+        break;
+      case "--latency":
+        latencyMs = integer(flag, value(), 0);
+        break;
+      default:
+        throw new UsageError(`unknown argument "${flag}"`);
+    }
+  }
+  return {
+    help,
+    verbose,
+    options: {
+      ...(host !== undefined && { host }),
+      ...(port !== undefined && { port }),
+      ...(users.length > 0 && { users }),
+      ...(accessTokenTtlSeconds !== undefined && { accessTokenTtlSeconds }),
+      ...(refreshTokenTtlSeconds !== undefined && { refreshTokenTtlSeconds }),
+      ...(latencyMs !== undefined && { faults: { latencyMs } }),
+    },
+  };
+}
+
+const defaultIo: CliIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** Runs the CLI; resolves with the exit code once the emulator has stopped (2 = bad arguments). */
+export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
+  let parsed: ParsedArgs;
+  try {
+    parsed = parseArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.err(`gpucloud-emulator: ${e.message}`);
+    io.err("Try --help.");
+    return 2;
+  }
+  if (parsed.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  let emulator: RunningEmulator;
+  try {
+    emulator = await startEmulator({ ...parsed.options, ...(parsed.verbose && { log: io.out }) });
+  } catch (e) {
+    io.err(`gpucloud-emulator: cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  io.out(`gpucloud emulator listening on ${emulator.url}`);
+  const usernames = (parsed.options.users ?? [{ username: "demo" }]).map((u) => u.username);
+  io.out(`users: ${usernames.join(", ")}`);
+
+  await new Promise<void>((resolve) => {
+    if (io.signal) {
+      if (io.signal.aborted) resolve();
+      else io.signal.addEventListener("abort", () => resolve(), { once: true });
+      return;
+    }
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await emulator.close();
+  io.out("gpucloud emulator stopped");
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`gpucloud-emulator: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,681 @@
+/**
+ * An in-memory implementation of the GPU cloud API (see the spec), served over HTTP, meant for
+ * tests and offline demos. It depends on Node built-ins only.
+ *
+ * Choices made where the spec says "not shown" (or is silent):
+ *
+ * - HTTP status codes: 200 for every success (create included); 400 validation error or malformed
+ *   JSON; 401 missing/invalid/expired credentials (with `WWW-Authenticate: Bearer`); 404 unknown
+ *   route or unknown token id; 405 known path with the wrong method (with an `Allow` header);
+ *   413 body over 1 MiB; 429 rate limit (with `Retry-After`); 500/502/503 injected faults only.
+ * - Error body: the same envelope, `{"status": false, "message": "<what is wrong, naming the
+ *   field or limit>", "data": null}`.
+ * - Timestamps (`created_at`, `last_used`, JWT `iat`/`exp`): integer Unix seconds (UTC epoch).
+ * - Credential checks run before body validation; body validation before the token-id lookup.
+ * - Request bodies are parsed as JSON whatever the Content-Type; they must be JSON objects;
+ *   unknown fields are ignored; `null` counts as "not given" for optional fields.
+ * - Login: usernames are case-sensitive; the md5 hex of the password is compared
+ *   case-insensitively and in constant time; any failure is `401 invalid username or password`
+ *   (never says which). A user without a configured e-mail gets `<username>@example.test`.
+ * - Access and refresh tokens are HS256 JWTs signed with a per-instance random secret (so tokens
+ *   of another instance, or of a restarted one, are invalid): `{typ, sub, iat, exp, jti}`.
+ * - Access token + refresh token: both must be valid, unexpired and of the same user; an
+ *   expired access token is `401 access token expired`, checked before the refresh-token header;
+ *   a missing, invalid or expired refresh-token header is 401 as well.
+ * - There is no refresh endpoint (the spec shows none): after expiry, log in again.
+ * - API tokens never expire (`{typ: "api", tid, iat, jti}`, no `exp`); they stop working only when
+ *   deleted outside the API (test hook or control surface). Each authenticated use sets
+ *   `last_used` to now. A `refresh-token` header sent along with an API token is ignored. A
+ *   refresh token used as the bearer is rejected.
+ * - All users share one account: every user sees and manages the same API tokens.
+ * - API token ids are opaque: `tok_` + 16 hex characters.
+ * - Token names: required string, 1 to 50 Unicode code points, not only whitespace, stored as
+ *   given (not trimmed); duplicates are allowed. Descriptions: optional string of at most 1000
+ *   code points, default "". On update an omitted description keeps the old one; the id, value
+ *   and `created_at` never change. Create and update return the token without `last_used`.
+ * - Token list: `limit` integer >= 1 (default 10, larger values clamped to 100), `offset` integer
+ *   >= 0 (beyond the end gives an empty page), `sortField` one of id, name, created_at, last_used
+ *   (default created_at), `sortOrder` asc or desc, case-insensitive (default desc); ties are
+ *   broken by id in the same direction; names compare by UTF-16 code units (no locale);
+ *   `total` counts all tokens; unknown query parameters are ignored.
+ * - Flavors: an unknown `region_id` gives an empty array; an empty `region_id` means no filter;
+ *   region groups left without products are omitted; prices are plain numbers per hour.
+ * - Paths are matched exactly (no trailing-slash variants); `GET`/`DELETE /api-tokens/{id}` are 405.
+ * - Rate limits and maximum token count: none, unless injected as faults.
+ *
+ * Control surface (NOT part of the API; a test tool without authentication, so keep the
+ * emulator on loopback): `GET /_emulator/state`, `POST /_emulator/faults`,
+ * `POST /_emulator/tokens`, `DELETE /_emulator/tokens/{id}`, `POST /_emulator/expire-access-tokens`,
+ * `POST /_emulator/reset-stats`. Faults and stats never apply to it.
+ */
+import * as http from "node:http";
+import type { Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import { JwtSigner, md5Hex, randomHex, safeEqual } from "./crypto";
+import { FaultState, faultsError } from "./faults";
+import { defaultFlavors } from "./seed";
+import type {
+  AddTokenInput,
+  EmulatorFaults,
+  EmulatorOptions,
+  EmulatorStats,
+  EmulatorTokenRecord,
+  EmulatorUser,
+  FlavorRegionGroup,
+  RunningEmulator,
+} from "./types";
+
+export const NAME_MAX = 50;
+export const DESCRIPTION_MAX = 1000;
+const BODY_MAX_BYTES = 1024 * 1024;
+const SORT_FIELDS = ["id", "name", "created_at", "last_used"] as const;
+type SortField = (typeof SORT_FIELDS)[number];
+/** Query parameters whose values may appear in the request log. */
+const LOGGED_QUERY = new Set(["limit", "offset", "sortField", "sortOrder", "region_id"]);
+const HTML_502 =
+  "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n" +
+  "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+const SERVER_ERROR_MESSAGES: Record<number, string> = {
+  500: "internal server error",
+  502: "bad gateway",
+  503: "service temporarily unavailable",
+};
+
+const DEFAULT_USERS: readonly EmulatorUser[] = [
+  { username: "demo", password: "demo-password", email: "demo@example.test" },
+];
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+const unauthorized = (message: string): HttpError =>
+  new HttpError(401, message, { "www-authenticate": 'Bearer realm="gpucloud"' });
+
+interface Reply {
+  readonly status: number;
+  readonly body: string;
+  readonly contentType: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A reply, or `drop`: destroy the socket without answering. */
+type Outcome = Reply | "drop";
+
+const envelope = (status: number, message: string, data: unknown, extra: object = {}, headers?: Record<string, string>): Reply => ({
+  status,
+  body: JSON.stringify({ status: status < 400, message, data, ...extra }),
+  contentType: "application/json; charset=utf-8",
+  headers,
+});
+
+const errorReply = (e: HttpError): Reply => envelope(e.status, e.message, null, {}, { ...e.headers });
+
+interface Route {
+  readonly template: string;
+  readonly pattern: RegExp;
+  readonly methods: readonly string[];
+}
+
+const ROUTES: readonly Route[] = [
+  { template: "/authenticate/login", pattern: /^\/authenticate\/login$/, methods: ["POST"] },
+  { template: "/flavors", pattern: /^\/flavors$/, methods: ["GET"] },
+  { template: "/api-tokens", pattern: /^\/api-tokens$/, methods: ["GET", "POST"] },
+  { template: "/api-tokens/{id}", pattern: /^\/api-tokens\/([^/]+)$/, methods: ["PUT"] },
+];
+
+const CONTROL_ROUTES: readonly Route[] = [
+  { template: "/_emulator/state", pattern: /^\/_emulator\/state$/, methods: ["GET"] },
+  { template: "/_emulator/faults", pattern: /^\/_emulator\/faults$/, methods: ["POST"] },
+  { template: "/_emulator/tokens", pattern: /^\/_emulator\/tokens$/, methods: ["POST"] },
+  { template: "/_emulator/tokens/{id}", pattern: /^\/_emulator\/tokens\/([^/]+)$/, methods: ["DELETE"] },
+  { template: "/_emulator/expire-access-tokens", pattern: /^\/_emulator\/expire-access-tokens$/, methods: ["POST"] },
+  { template: "/_emulator/reset-stats", pattern: /^\/_emulator\/reset-stats$/, methods: ["POST"] },
+];
+
+function matchRoute(routes: readonly Route[], path: string): { route: Route; param?: string } | undefined {
+  for (const route of routes) {
+    const m = route.pattern.exec(path);
+    if (m) return { route, param: m[1] === undefined ? undefined : decodeSegment(m[1]) };
+  }
+  return undefined;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+const codePoints = (s: string): number => [...s].length;
+
+/** Validates a token name as create and update do; throws a 400 naming the field and limit. */
+function checkName(value: unknown): string {
+  if (value === undefined || value === null) throw new HttpError(400, "name is required");
+  if (typeof value !== "string") throw new HttpError(400, "name must be a string");
+  if (value.trim() === "") throw new HttpError(400, "name must not be empty");
+  const length = codePoints(value);
+  if (length > NAME_MAX) throw new HttpError(400, `name must be at most ${NAME_MAX} characters (got ${length})`);
+  return value;
+}
+
+/** Validates an optional description; undefined when not given. */
+function checkDescription(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw new HttpError(400, "description must be a string");
+  const length = codePoints(value);
+  if (length > DESCRIPTION_MAX) {
+    throw new HttpError(400, `description must be at most ${DESCRIPTION_MAX} characters (got ${length})`);
+  }
+  return value;
+}
+
+function requiredString(body: Record<string, unknown>, field: string): string {
+  const value = body[field];
+  if (value === undefined || value === null) throw new HttpError(400, `${field} is required`);
+  if (typeof value !== "string") throw new HttpError(400, `${field} must be a string`);
+  return value;
+}
+
+function parseJsonObject(text: string): Record<string, unknown> {
+  if (text.trim() === "") throw new HttpError(400, "request body must be a JSON object (body is empty)");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, "malformed JSON in request body");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new HttpError(400, "request body must be a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Parses an optional integer query parameter with a lower bound; throws a 400 naming it. */
+function intParam(query: URLSearchParams, name: string, min: number): number | undefined {
+  const raw = query.get(name);
+  if (raw === null) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+    throw new HttpError(400, `${name} must be an integer >= ${min} (got "${raw.slice(0, 40)}")`);
+  }
+  return Number(raw);
+}
+
+interface StoredToken {
+  id: string;
+  name: string;
+  description: string;
+  token: string;
+  created_at: number;
+  last_used: number;
+}
+
+interface MutableStats {
+  requests: number;
+  logins: number;
+  tokenWrites: number;
+  byRoute: Record<string, number>;
+}
+
+interface Body {
+  readonly text: string;
+  readonly tooLarge: boolean;
+}
+
+function readBody(req: http.IncomingMessage): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_MAX_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on("end", () => resolve({ text: tooLarge ? "" : Buffer.concat(chunks).toString("utf8"), tooLarge }));
+    req.on("error", reject);
+    req.on("close", () => {
+      if (!req.complete) reject(new Error("request aborted"));
+    });
+  });
+}
+
+function checkPositiveInt(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`emulator option ${name} must be an integer >= 1`);
+  return value;
+}
+
+/** The emulator's state and request handling, independent of the socket plumbing. */
+class Emulator {
+  private readonly users: ReadonlyMap<string, EmulatorUser>;
+  private readonly flavors: readonly FlavorRegionGroup[];
+  private readonly now: () => number;
+  private readonly accessTtl: number;
+  private readonly refreshTtl: number;
+  private readonly defaultPageSize: number;
+  private readonly maxPageSize: number;
+  private readonly signer = new JwtSigner();
+  private readonly store = new Map<string, StoredToken>();
+  /** jti of the access tokens not yet expired by expireAccessTokens(); only this instance signs tokens. */
+  private readonly liveAccess = new Set<string>();
+  private stat: MutableStats = { requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
+  faults: FaultState;
+
+  constructor(options: EmulatorOptions) {
+    this.users = new Map((options.users ?? DEFAULT_USERS).map((u) => [u.username, u]));
+    this.flavors = structuredClone(options.flavors ?? defaultFlavors()) as FlavorRegionGroup[];
+    this.now = options.now ?? Date.now;
+    this.accessTtl = checkPositiveInt("accessTokenTtlSeconds", options.accessTokenTtlSeconds ?? 1800);
+    this.refreshTtl = checkPositiveInt("refreshTokenTtlSeconds", options.refreshTokenTtlSeconds ?? 7200);
+    this.maxPageSize = checkPositiveInt("maxPageSize", options.maxPageSize ?? 100);
+    this.defaultPageSize = Math.min(checkPositiveInt("defaultPageSize", options.defaultPageSize ?? 10), this.maxPageSize);
+    this.faults = new FaultState(options.faults ?? {});
+  }
+
+  private nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  // ---- test hooks -------------------------------------------------------------------------
+
+  tokens(): EmulatorTokenRecord[] {
+    return [...this.store.values()].map((t) => ({ ...t }));
+  }
+
+  stats(): EmulatorStats {
+    return { ...this.stat, byRoute: { ...this.stat.byRoute } };
+  }
+
+  resetStats(): void {
+    this.stat = { requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
+  }
+
+  expireAccessTokens(): void {
+    this.liveAccess.clear();
+  }
+
+  deleteToken(id: string): boolean {
+    return this.store.delete(id);
+  }
+
+  addToken(input: AddTokenInput): EmulatorTokenRecord {
+    try {
+      return this.addChecked(input as unknown as Record<string, unknown>);
+    } catch (e) {
+      if (e instanceof HttpError) throw new Error(`cannot add token: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /** A pre-existing token from untrusted input (`{name, description?, createdAt?}`), validated like the API does. */
+  private addChecked(input: Record<string, unknown>): EmulatorTokenRecord {
+    if (typeof input !== "object" || input === null) throw new HttpError(400, "token input must be an object");
+    const name = checkName(input.name);
+    const description = checkDescription(input.description) ?? "";
+    const createdAt = input.createdAt ?? this.nowSeconds();
+    if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) {
+      throw new HttpError(400, "createdAt must be an integer >= 0 (Unix seconds)");
+    }
+    return { ...this.createToken(name, description, createdAt) };
+  }
+
+  private createToken(name: string, description: string, createdAt: number): StoredToken {
+    let id: string;
+    do id = `tok_${randomHex(8)}`;
+    while (this.store.has(id));
+    const token = this.signer.sign({ typ: "api", tid: id, iat: createdAt, jti: randomHex(16) });
+    const stored: StoredToken = { id, name, description, token, created_at: createdAt, last_used: 0 };
+    this.store.set(id, stored);
+    return stored;
+  }
+
+  // ---- API ---------------------------------------------------------------------------------
+
+  /** Counts the request in the stats; returns the matched route, if any. */
+  count(method: string, path: string): { route: Route; param?: string } | undefined {
+    const match = matchRoute(ROUTES, path);
+    const key = `${method} ${match ? match.route.template : "(unknown)"}`;
+    this.stat.requests += 1;
+    this.stat.byRoute[key] = (this.stat.byRoute[key] ?? 0) + 1;
+    return match;
+  }
+
+  /** Handles a routed API request (faults already decided). */
+  api(
+    req: http.IncomingMessage,
+    method: string,
+    url: URL,
+    match: { route: Route; param?: string } | undefined,
+    body: Body,
+  ): { reply: Reply; created?: boolean } {
+    try {
+      if (!match) throw new HttpError(404, `no route for ${method} ${url.pathname}`);
+      const { route, param } = match;
+      if (!route.methods.includes(method)) {
+        throw new HttpError(405, `method ${method} not allowed on ${route.template}; allowed: ${route.methods.join(", ")}`, {
+          allow: route.methods.join(", "),
+        });
+      }
+      if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
+      if (route.template === "/authenticate/login") return { reply: this.login(parseJsonObject(body.text)) };
+      this.authenticate(req);
+      switch (`${method} ${route.template}`) {
+        case "GET /flavors":
+          return { reply: this.listFlavors(url.searchParams) };
+        case "GET /api-tokens":
+          return { reply: this.listTokens(url.searchParams) };
+        case "POST /api-tokens":
+          return { reply: this.create(parseJsonObject(body.text)), created: true };
+        default: // PUT /api-tokens/{id}, the only route left
+          return { reply: this.update(param ?? "", parseJsonObject(body.text)) };
+      }
+    } catch (e) {
+      if (e instanceof HttpError) return { reply: errorReply(e) };
+      throw e;
+    }
+  }
+
+  private login(body: Record<string, unknown>): Reply {
+    const username = requiredString(body, "username");
+    const password = requiredString(body, "password");
+    const user = this.users.get(username);
+    // Compare even for an unknown user, so timing does not reveal which part was wrong.
+    const expected = md5Hex(user ? user.password : "\u0000no such user");
+    const passwordOk = safeEqual(password.toLowerCase(), expected);
+    if (!user || !passwordOk) throw unauthorized("invalid username or password");
+    const iat = this.nowSeconds();
+    const accessJti = randomHex(16);
+    this.liveAccess.add(accessJti);
+    const access_token = this.signer.sign({ typ: "access", sub: username, iat, exp: iat + this.accessTtl, jti: accessJti });
+    const refresh_token = this.signer.sign({ typ: "refresh", sub: username, iat, exp: iat + this.refreshTtl, jti: randomHex(16) });
+    this.stat.logins += 1;
+    return envelope(200, "login successful", {
+      username,
+      email: user.email ?? `${username}@example.test`,
+      access_token,
+      refresh_token,
+    });
+  }
+
+  private authenticate(req: http.IncomingMessage): void {
+    const header = req.headers.authorization;
+    if (!header) throw unauthorized("missing Authorization header (expected Bearer <token>)");
+    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    if (!m) throw unauthorized("Authorization header must be Bearer <token>");
+    const claims = this.signer.verify(m[1]);
+    if (!claims) throw unauthorized("invalid bearer token");
+    const nowSec = this.nowSeconds();
+    if (claims.typ === "api") {
+      const stored = typeof claims.tid === "string" ? this.store.get(claims.tid) : undefined;
+      if (!stored || !safeEqual(m[1], stored.token)) throw unauthorized("API token is invalid or has been deleted");
+      stored.last_used = nowSec;
+      return;
+    }
+    if (claims.typ === "refresh") throw unauthorized("a refresh token cannot be used as the bearer token");
+    if (claims.typ !== "access" || typeof claims.sub !== "string" || typeof claims.exp !== "number") {
+      throw unauthorized("invalid bearer token");
+    }
+    if (nowSec >= claims.exp || !this.liveAccess.has(String(claims.jti))) throw unauthorized("access token expired");
+    const refreshHeader = req.headers["refresh-token"];
+    if (typeof refreshHeader !== "string" || refreshHeader.trim() === "") {
+      throw unauthorized("missing refresh-token header (required with an access token)");
+    }
+    const refresh = this.signer.verify(refreshHeader.trim());
+    if (!refresh || refresh.typ !== "refresh" || typeof refresh.exp !== "number") {
+      throw unauthorized("invalid refresh-token header");
+    }
+    if (nowSec >= refresh.exp) throw unauthorized("refresh token expired");
+    if (refresh.sub !== claims.sub) throw unauthorized("refresh token does not belong to the access token's user");
+    if (!this.users.has(claims.sub)) throw unauthorized("unknown user");
+  }
+
+  private listFlavors(query: URLSearchParams): Reply {
+    const region = query.get("region_id") ?? "";
+    const data =
+      region === ""
+        ? this.flavors
+        : this.flavors
+            .map((g) => ({ region: g.region, products: g.products.filter((p) => p.region_id === region) }))
+            .filter((g) => g.products.length > 0);
+    return envelope(200, "flavors retrieved", data);
+  }
+
+  private create(body: Record<string, unknown>): Reply {
+    const name = checkName(body.name);
+    const description = checkDescription(body.description) ?? "";
+    const t = this.createToken(name, description, this.nowSeconds());
+    this.stat.tokenWrites += 1;
+    return envelope(200, "API token created", writeView(t));
+  }
+
+  private update(id: string, body: Record<string, unknown>): Reply {
+    const name = checkName(body.name);
+    const description = checkDescription(body.description);
+    const stored = this.store.get(id);
+    if (!stored) throw new HttpError(404, `API token ${JSON.stringify(id.slice(0, 80))} not found`);
+    stored.name = name;
+    if (description !== undefined) stored.description = description;
+    this.stat.tokenWrites += 1;
+    return envelope(200, "API token updated", writeView(stored));
+  }
+
+  private listTokens(query: URLSearchParams): Reply {
+    const limit = Math.min(intParam(query, "limit", 1) ?? this.defaultPageSize, this.maxPageSize);
+    const offset = intParam(query, "offset", 0) ?? 0;
+    const rawField = query.get("sortField") ?? "created_at";
+    if (!(SORT_FIELDS as readonly string[]).includes(rawField)) {
+      throw new HttpError(400, `sortField must be one of ${SORT_FIELDS.join(", ")} (got "${rawField.slice(0, 40)}")`);
+    }
+    const field = rawField as SortField;
+    const rawOrder = (query.get("sortOrder") ?? "desc").toLowerCase();
+    if (rawOrder !== "asc" && rawOrder !== "desc") throw new HttpError(400, 'sortOrder must be "asc" or "desc"');
+    const sign = rawOrder === "asc" ? 1 : -1;
+    const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
+    const all = [...this.store.values()].sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
+    const page = all.slice(offset, offset + limit).map((t) => ({ ...writeView(t), last_used: t.last_used }));
+    return envelope(200, "API tokens retrieved", page, { total: all.length });
+  }
+
+  // ---- control surface ----------------------------------------------------------------------
+
+  control(method: string, path: string, body: Body): Reply {
+    try {
+      const match = matchRoute(CONTROL_ROUTES, path);
+      if (!match) throw new HttpError(404, `no control route ${path}`);
+      const { route, param } = match;
+      if (!route.methods.includes(method)) {
+        throw new HttpError(405, `method ${method} not allowed on ${route.template}`, { allow: route.methods.join(", ") });
+      }
+      if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
+      switch (route.template) {
+        case "/_emulator/state":
+          return envelope(200, "emulator state", { tokens: this.tokens(), stats: this.stats(), faults: this.faults.config });
+        case "/_emulator/faults": {
+          const faults = parseJsonObject(body.text);
+          const error = faultsError(faults);
+          if (error) throw new HttpError(400, error);
+          this.faults = new FaultState(faults as EmulatorFaults);
+          return envelope(200, "faults set", this.faults.config);
+        }
+        case "/_emulator/tokens":
+          return envelope(200, "token added", this.addChecked(parseJsonObject(body.text)));
+        case "/_emulator/tokens/{id}":
+          if (!this.deleteToken(param ?? "")) throw new HttpError(404, `API token ${JSON.stringify(param)} not found`);
+          return envelope(200, "token deleted", null);
+        case "/_emulator/expire-access-tokens":
+          this.expireAccessTokens();
+          return envelope(200, "access tokens expired", null);
+        default:
+          this.resetStats();
+          return envelope(200, "stats reset", null);
+      }
+    } catch (e) {
+      if (e instanceof HttpError) return errorReply(e);
+      throw e;
+    }
+  }
+}
+
+/** The token as create and update return it (no last_used). */
+const writeView = (t: StoredToken) => ({
+  name: t.name,
+  id: t.id,
+  description: t.description,
+  token: t.token,
+  created_at: t.created_at,
+});
+
+/** Path plus query for the log; values of parameters not known to be harmless are masked. */
+function logTarget(url: URL): string {
+  const parts: string[] = [];
+  for (const [key, value] of url.searchParams) {
+    parts.push(`${encodeURIComponent(key)}=${LOGGED_QUERY.has(key) ? encodeURIComponent(value) : "***"}`);
+  }
+  return parts.length ? `${url.pathname}?${parts.join("&")}` : url.pathname;
+}
+
+/** Starts an emulator on loopback (by default on a random free port). */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const emulator = new Emulator(options);
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log;
+  const sockets = new Set<Socket>();
+  const waits = new Map<NodeJS.Timeout, () => void>();
+  let closed: Promise<void> | undefined;
+
+  const delay = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        waits.delete(timer);
+        resolve();
+      }, ms);
+      waits.set(timer, resolve);
+    });
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const started = performance.now();
+    const method = (req.method ?? "GET").toUpperCase();
+    let url: URL;
+    try {
+      // Concatenated, not resolved: a path such as `//x` must stay a path, not become a host.
+      url = new URL(`http://emulator.invalid${(req.url ?? "/").startsWith("/") ? req.url : "/"}`);
+    } catch {
+      url = new URL("http://emulator.invalid/");
+    }
+    const path = url.pathname;
+    const finish = (outcome: Outcome, note = ""): void => {
+      const ms = Math.round(performance.now() - started);
+      if (outcome === "drop") {
+        req.socket.destroy();
+        log?.(`${method} ${logTarget(url)} - connection dropped${note} ${ms}ms`);
+        return;
+      }
+      if (!res.destroyed && !res.headersSent) {
+        res.writeHead(outcome.status, {
+          ...outcome.headers,
+          "content-type": outcome.contentType,
+          "content-length": Buffer.byteLength(outcome.body),
+          "cache-control": "no-store",
+        });
+        res.end(outcome.body);
+      }
+      log?.(`${method} ${logTarget(url)} ${outcome.status} ${ms}ms`);
+    };
+
+    const body = await readBody(req);
+    if (path === "/_emulator" || path.startsWith("/_emulator/")) {
+      finish(emulator.control(method, path, body));
+      return;
+    }
+
+    const match = emulator.count(method, path);
+    const faults = emulator.faults;
+    const faulted = faults.applies(path);
+    if (faulted) {
+      if (faults.latencyMs > 0) await delay(faults.latencyMs);
+      const action = faults.next();
+      switch (action.kind) {
+        case "drop":
+          return finish("drop");
+        case "rate-limit":
+          return finish(
+            envelope(429, `rate limit exceeded; retry after ${action.retryAfter} s`, null, {}, {
+              "retry-after": String(action.retryAfter),
+            }),
+          );
+        case "html":
+          return finish({ status: 502, body: HTML_502, contentType: "text/html" });
+        case "server-error":
+          return finish(envelope(action.status, SERVER_ERROR_MESSAGES[action.status], null));
+        case "none":
+          break;
+      }
+    }
+    const { reply, created } = emulator.api(req, method, url, match, body);
+    if (created && reply.status === 200 && faulted && faults.takeLostCreate()) {
+      return finish("drop", " after create (response lost)");
+    }
+    finish(reply);
+  };
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      // An aborted request has no one left to answer; anything else is a bug worth a 500.
+      if (req.complete && !res.headersSent && !res.destroyed) {
+        const reply = envelope(500, "internal emulator error", null);
+        res.writeHead(500, { "content-type": reply.contentType }).end(reply.body);
+        log?.(`${req.method} 500 internal emulator error: ${e instanceof Error ? e.name : "unknown"}`);
+      }
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("emulator: unexpected server address");
+  const urlHost = address.family === "IPv6" || address.address.includes(":") ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    port: address.port,
+    close(): Promise<void> {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const [timer, wake] of waits) {
+          clearTimeout(timer);
+          wake();
+        }
+        waits.clear();
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return closed;
+    },
+    setFaults(faults: EmulatorFaults): void {
+      emulator.faults = new FaultState(faults);
+    },
+    tokens: () => emulator.tokens(),
+    stats: () => emulator.stats(),
+    resetStats: () => emulator.resetStats(),
+    addToken: (input) => emulator.addToken(input),
+    deleteToken: (id) => emulator.deleteToken(id),
+    expireAccessTokens: () => emulator.expireAccessTokens(),
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * Public types of the emulator: its options, its test hooks and the wire shapes it serves.
+ * Plain interfaces only, so the emulator stays free of runtime dependencies.
+ */
+
+/** One flavor (hardware configuration) as the API returns it (spec 2.4). */
+export interface Flavor {
+  readonly id: string;
+  readonly name: string;
+  readonly region_name: string;
+  readonly region_id: string;
+  /** Price per hour (currency not stated by the spec). */
+  readonly price: number;
+  readonly cpu: number;
+  /** Root disk in GB. */
+  readonly disk: number;
+  /** Ephemeral disk in GB. Documented, but absent from the spec's sample, so optional. */
+  readonly ephemeral?: number;
+  /** RAM in GB. */
+  readonly ram: number;
+  /** GPU model; a `-spot` suffix marks a spot instance. */
+  readonly gpu: string;
+  readonly gpu_count: number;
+  /** Documented, but absent from the spec's sample, so optional. */
+  readonly stock_available?: boolean;
+  /** `<number> Mbps`. */
+  readonly bandwidth: string;
+  /** Billing cycle, `hourly`. */
+  readonly cycle: string;
+}
+
+/** One element of the flavor list (spec 2.3). */
+export interface FlavorRegionGroup {
+  readonly region: string;
+  readonly products: readonly Flavor[];
+}
+
+/** The JSON envelope of every API response (spec 2.1). */
+export interface Envelope<T = unknown> {
+  readonly status: boolean;
+  readonly message: string;
+  readonly data: T;
+  /** Only on the list of API tokens. */
+  readonly total?: number;
+}
+
+/** An account that can log in. */
+export interface EmulatorUser {
+  readonly username: string;
+  /** Plain-text password; clients send its md5 hex. */
+  readonly password: string;
+  /** Returned by login; defaults to `<username>@example.test`. */
+  readonly email?: string;
+}
+
+/** Injected failures. Every field is optional; `{}` means none. */
+export interface EmulatorFaults {
+  /** Milliseconds added to every response (and before dropping a connection). */
+  readonly latencyMs?: number;
+  /** 0..1 share of requests answered 500, 502 or 503 with a JSON envelope (status false). */
+  readonly serverErrorRate?: number;
+  /** 0..1 share of requests answered 502 with an HTML body (a proxy's error page), not JSON. */
+  readonly htmlErrorRate?: number;
+  /** Every Nth request (counted since the faults were set) is answered 429 with Retry-After. */
+  readonly rateLimitEvery?: number;
+  /** Value of the Retry-After header of a 429, in seconds (default 1). */
+  readonly retryAfterSeconds?: number;
+  /** 0..1 share of requests whose socket is destroyed without any response. */
+  readonly dropConnectionRate?: number;
+  /** The next N successful `POST /api-tokens` create the token, then destroy the socket before the response. */
+  readonly loseCreateResponses?: number;
+  /** Seed of the deterministic PRNG behind the rates (default 1). */
+  readonly seed?: number;
+  /** When set, faults apply only to requests whose path starts with one of these prefixes. */
+  readonly paths?: readonly string[];
+}
+
+export interface EmulatorOptions {
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 0: a random free port. */
+  readonly port?: number;
+  /** Default: one user `demo` / `demo-password` / `demo@example.test`. */
+  readonly users?: readonly EmulatorUser[];
+  /** Default 1800 (spec: 30 minutes). */
+  readonly accessTokenTtlSeconds?: number;
+  /** Default 7200 (spec: 2 hours). */
+  readonly refreshTokenTtlSeconds?: number;
+  /** Default: {@link defaultFlavors}. */
+  readonly flavors?: readonly FlavorRegionGroup[];
+  /** Page size of the token list when no limit is given. Default 10. */
+  readonly defaultPageSize?: number;
+  /** Larger limits are clamped to this. Default 100. */
+  readonly maxPageSize?: number;
+  /** Initial faults (default none); see {@link RunningEmulator.setFaults}. */
+  readonly faults?: EmulatorFaults;
+  /** Clock in milliseconds since the epoch (default Date.now); drives timestamps and expiry. */
+  readonly now?: () => number;
+  /** Receives one line per request: method, path, status, duration. Never headers, bodies or secrets. */
+  readonly log?: (line: string) => void;
+}
+
+/** An API token as the emulator stores it (plain data, a copy). */
+export interface EmulatorTokenRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  /** The secret value (a JWT-form string). */
+  readonly token: string;
+  /** Unix seconds. */
+  readonly created_at: number;
+  /** Unix seconds of the last authenticated use; 0 = never used. */
+  readonly last_used: number;
+}
+
+export interface EmulatorStats {
+  /** API requests received (control requests under `/_emulator/` are not counted). */
+  readonly requests: number;
+  /** Successful logins. */
+  readonly logins: number;
+  /** Accepted (successful) `POST /api-tokens` and `PUT /api-tokens/{id}`, including those whose response was lost. */
+  readonly tokenWrites: number;
+  /** Requests per route, keyed `METHOD /template`, e.g. `PUT /api-tokens/{id}`; unknown paths as `METHOD (unknown)`. */
+  readonly byRoute: Readonly<Record<string, number>>;
+}
+
+export interface AddTokenInput {
+  readonly name: string;
+  readonly description?: string;
+  /** Creation time in Unix seconds (like `created_at`); default now. */
+  readonly createdAt?: number;
+}
+
+export interface RunningEmulator {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:43121`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening and destroys open sockets (keep-alive included). Never hangs; idempotent. */
+  close(): Promise<void>;
+  /** Replaces the current faults (`{}` clears them) and restarts their counters and PRNG. Throws on invalid values. */
+  setFaults(faults: EmulatorFaults): void;
+  /** Snapshot of all API tokens, in creation order. */
+  tokens(): EmulatorTokenRecord[];
+  stats(): EmulatorStats;
+  resetStats(): void;
+  /** Adds a token as if it had been created earlier. Throws on a name the API would reject. */
+  addToken(input: AddTokenInput): EmulatorTokenRecord;
+  /** Deletes a token outside the API (as a web console would); its value stops authenticating. */
+  deleteToken(id: string): boolean;
+  /** Every access token issued so far is rejected from now on with `access token expired`. */
+  expireAccessTokens(): void;
+}

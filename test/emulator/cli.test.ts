@@ -1,0 +1,156 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { buildSync } from "esbuild";
+import { main, parseArgs, USAGE } from "../../src/emulator/cli";
+import { md5Hex, startEmulator } from "../../src/emulator";
+import { call } from "./helpers";
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
+}
+
+describe("parseArgs", () => {
+  test("all flags, both --flag value and --flag=value forms", () => {
+    const p = parseArgs(["--host", "::1", "--port=8080", "--user", "a:p:w", "--user=b:x", "--access-ttl", "5", "--refresh-ttl=9", "--latency", "20"]);
+    expect(p.options).toEqual({
+      host: "::1",
+      port: 8080,
+      users: [
+        { username: "a", password: "p:w" },
+        { username: "b", password: "x" },
+      ],
+      accessTokenTtlSeconds: 5,
+      refreshTokenTtlSeconds: 9,
+      faults: { latencyMs: 20 },
+    });
+    expect(p.help).toBe(false);
+    expect(parseArgs([]).options).toEqual({});
+  });
+
+  test.each([
+    [["--port", "70000"], /--port/],
+    [["--port", "abc"], /--port/],
+    [["--port"], /--port needs a value/],
+    [["--user", "nopassword"], /NAME:PASSWORD/],
+    [["--user", ":pw"], /NAME:PASSWORD/],
+    [["--user", "a:1", "--user", "a:2"], /twice/],
+    [["--access-ttl", "0"], /--access-ttl/],
+    [["--latency", "-5"], /--latency/],
+    [["--frobnicate"], /unknown argument "--frobnicate"/],
+    [["serve"], /unknown argument "serve"/],
+  ])("%j is rejected", (argv, message) => {
+    expect(() => parseArgs(argv)).toThrow(message);
+  });
+});
+
+describe("main (in process)", () => {
+  test("--help prints usage and returns 0 without listening", async () => {
+    const c = capture();
+    expect(await main(["--help"], c.io)).toBe(0);
+    expect(c.out.join("\n")).toBe(USAGE);
+    expect(USAGE).toMatch(/--user NAME:PASSWORD/);
+  });
+
+  test("bad arguments → message on stderr and exit code 2", async () => {
+    const c = capture();
+    expect(await main(["--port", "x"], c.io)).toBe(2);
+    expect(c.err[0]).toMatch(/^gpucloud-emulator: --port must be an integer/);
+    expect(c.out).toEqual([]);
+  });
+
+  test("a taken port → exit code 1", async () => {
+    const busy = await startEmulator();
+    try {
+      const c = capture();
+      expect(await main(["--port", String(busy.port)], c.io)).toBe(1);
+      expect(c.err.join("\n")).toMatch(/cannot start/);
+    } finally {
+      await busy.close();
+    }
+  });
+
+  test("serves configured users until aborted; prints usernames, never passwords", async () => {
+    const c = capture();
+    const stop = new AbortController();
+    const done = main(["--user", "ci:s3cret-pw", "--access-ttl", "60", "--verbose"], { ...c.io, signal: stop.signal });
+    await waitFor(() => c.out.some((l) => l.startsWith("gpucloud emulator listening on ")));
+    const url = c.out[0].replace("gpucloud emulator listening on ", "");
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(c.out[1]).toBe("users: ci");
+    const r = await call({ url }, "POST", "/authenticate/login", { body: { username: "ci", password: md5Hex("s3cret-pw") } });
+    expect(r.status).toBe(200);
+    const claims = JSON.parse(Buffer.from(r.json.data.access_token.split(".")[1], "base64url").toString());
+    expect(claims.exp - claims.iat).toBe(60);
+    expect((await call({ url }, "POST", "/authenticate/login", { body: { username: "demo", password: md5Hex("demo-password") } })).status).toBe(401);
+    stop.abort();
+    expect(await done).toBe(0);
+    expect(c.out).toContain("gpucloud emulator stopped");
+    expect(c.out.some((l) => /^POST \/authenticate\/login 200 \d+ms$/.test(l))).toBe(true);
+    expect(c.out.join("\n")).not.toContain("s3cret-pw");
+    await expect(fetch(`${url}/flavors`)).rejects.toThrow();
+  });
+});
+
+describe("compiled CLI (bundled from the sources, run as a process)", () => {
+  let dir: string;
+  let script: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "gpucloud-cli-"));
+    script = path.join(dir, "cli.js");
+    buildSync({
+      entryPoints: [path.join(__dirname, "../../src/emulator/cli.ts")],
+      outfile: script,
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      format: "cjs",
+      logLevel: "silent",
+    });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("starts with a shebang", () => {
+    expect(existsSync(script)).toBe(true);
+    expect(readFileSync(script, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+  });
+
+  test.each(["SIGTERM", "SIGINT"] as const)("runs until %s, then exits 0", async (signal) => {
+    const child = spawn(process.execPath, [script, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      await waitFor(() => /listening on (\S+)/.test(stdout), 10_000);
+      const url = /listening on (\S+)/.exec(stdout)![1];
+      expect((await call({ url }, "GET", "/flavors")).status).toBe(401);
+      child.kill(signal);
+      expect(await exited).toBe(0);
+      expect(stdout).toMatch(/users: demo\n/);
+      expect(stdout).toMatch(/stopped/);
+      expect(stdout).not.toContain("demo-password");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  test("bad arguments exit 2", async () => {
+    const child = spawn(process.execPath, [script, "--nope"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown argument "--nope"/);
+  });
+});
+
+async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
