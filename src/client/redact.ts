@@ -1,0 +1,95 @@
+/**
+ * Redaction of secrets from anything the client writes: error messages, server messages,
+ * body snippets and log lines.
+ *
+ * The {@link Redactor} learns every secret the client handles (password, its md5, access and
+ * refresh tokens, the API token of the credentials, and every `token` value the API returns)
+ * and replaces each occurrence, in raw, JSON-escaped and URL-encoded form, with `[redacted]`.
+ * On top of that, anything shaped like a bearer credential or a JWT is masked even if the
+ * client never saw it.
+ */
+
+export const REDACTED = "[redacted]";
+
+const BEARER = /\b(Bearer\s+)[^\s"',;]+/gi;
+const JWT_LIKE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+
+/**
+ * Secrets shorter than this are replaced only where they stand as a whole word (not inside a
+ * longer word), so that a short secret doesn't mangle every message; longer ones everywhere.
+ */
+const SHORT_SECRET = 6;
+const HEX = /^[0-9a-f]+$/i;
+
+export class Redactor {
+  private readonly secrets = new Set<string>();
+  private sorted: string[] | undefined = [];
+
+  /** Register a secret value (empty values are ignored). */
+  add(secret: string | undefined | null): void {
+    if (typeof secret !== "string" || secret.length === 0) return;
+    for (const variant of variantsOf(secret)) {
+      if (variant.length > 0 && !this.secrets.has(variant)) {
+        this.secrets.add(variant);
+        this.sorted = undefined;
+      }
+    }
+  }
+
+  /** Number of distinct secret strings known (variants included). */
+  get size(): number {
+    return this.secrets.size;
+  }
+
+  redact(text: string): string {
+    let out = text;
+    if (this.sorted === undefined) {
+      // Longest first, so that a secret containing another is replaced whole.
+      this.sorted = [...this.secrets].sort((a, b) => b.length - a.length);
+    }
+    for (const secret of this.sorted) {
+      if (HEX.test(secret) && secret.length >= SHORT_SECRET) {
+        // hex digests (md5) are the same secret in any letter case
+        out = out.replace(new RegExp(secret, "gi"), REDACTED);
+        continue;
+      }
+      if (!out.includes(secret)) continue;
+      if (secret.length >= SHORT_SECRET) out = out.split(secret).join(REDACTED);
+      else out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(secret)}(?![\\p{L}\\p{N}])`, "gu"), REDACTED);
+    }
+    out = out.replace(BEARER, `$1${REDACTED}`).replace(JWT_LIKE, REDACTED);
+    return out;
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function variantsOf(secret: string): string[] {
+  const variants = new Set<string>([secret]);
+  variants.add(JSON.stringify(secret).slice(1, -1));
+  try {
+    variants.add(encodeURIComponent(secret));
+  } catch {
+    // lone surrogates: nothing to add
+  }
+  return [...variants];
+}
+
+/**
+ * A short, printable excerpt of a response body for error messages: tags stripped, whitespace
+ * collapsed, control characters removed, cut to `max` characters, then redacted.
+ */
+export function snippet(body: string, redactor: Redactor, max = 120): string {
+  const text = body
+    .slice(0, 4096)
+    .replace(/<(script|style)\b[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  // Redact before cutting, so that a secret at the cut can't leak in part.
+  const chars = [...redactor.redact(text)];
+  return chars.length > max ? `${chars.slice(0, max).join("")}…` : chars.join("");
+}

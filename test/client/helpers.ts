@@ -1,0 +1,136 @@
+/** Small node:http stub servers and fixtures for the client tests. */
+import * as http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface StubRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+  readonly json: unknown;
+}
+
+export type StubHandler = (req: StubRequest, res: http.ServerResponse, raw: http.IncomingMessage) => void | Promise<void>;
+
+export interface Stub {
+  readonly url: string;
+  readonly port: number;
+  readonly requests: StubRequest[];
+  count(method: string, path: string): number;
+  close(): Promise<void>;
+}
+
+export async function startStub(handler: StubHandler): Promise<Stub> {
+  const requests: StubRequest[] = [];
+  const sockets = new Set<Socket>();
+  const server = http.createServer((raw, res) => {
+    const chunks: Buffer[] = [];
+    raw.on("data", (c: Buffer) => chunks.push(c));
+    raw.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const url = new URL(raw.url ?? "/", "http://stub");
+      let json: unknown;
+      try {
+        json = body === "" ? undefined : JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      const req: StubRequest = { method: raw.method ?? "", path: url.pathname, query: url.searchParams, headers: raw.headers, body, json };
+      requests.push(req);
+      Promise.resolve(handler(req, res, raw)).catch((e) => {
+        if (!res.headersSent) {
+          res.statusCode = 599;
+          res.end(String(e));
+        }
+      });
+    });
+  });
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    count: (method, path) => requests.filter((r) => r.method === method && r.path === path).length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function ok(res: http.ServerResponse, data: unknown, extra: Record<string, unknown> = {}): void {
+  sendJson(res, 200, { status: true, message: "success", data, ...extra });
+}
+
+export function fail(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { status: false, message, data: null }, headers);
+}
+
+/** Destroys the connection without any response. */
+export function drop(res: http.ServerResponse): void {
+  res.socket?.destroy();
+}
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+
+/** An unsigned JWT-form string with the given claims (seconds). */
+export function jwt(claims: Record<string, unknown>): string {
+  return `${b64({ alg: "HS256", typ: "JWT" })}.${b64(claims)}.c2lnbmF0dXJl`;
+}
+
+export function flavor(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: "f-1",
+    name: "n1.h100x1",
+    region_name: "Norway East",
+    region_id: "r-no",
+    price: 2.4,
+    cpu: 16,
+    disk: 100,
+    ram: 128,
+    gpu: "H100",
+    gpu_count: 1,
+    bandwidth: "1000 Mbps",
+    cycle: "hourly",
+    ...overrides,
+  };
+}
+
+export interface TokenRecord {
+  id: string;
+  name: string;
+  description: string;
+  token: string;
+  created_at: number;
+  last_used: number;
+}
+
+/** A recording sleep that resolves at once, and optionally advances a fake clock. */
+export function fakeTime(start = 1_700_000_000_000) {
+  let now = start;
+  const sleeps: number[] = [];
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    sleeps,
+    sleep: async (ms: number) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+  };
+}
