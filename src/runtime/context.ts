@@ -1,0 +1,41 @@
+import { GpuCloudClient } from "../client";
+import { loadConfig } from "./config";
+import type { Output } from "./output";
+
+/** What a command needs from the world; tests build one in-process. */
+export interface RuntimeContext {
+  readonly env: NodeJS.ProcessEnv;
+  /** Terraform's working directory (the stack folder). */
+  readonly cwd: string;
+  readonly out: Output;
+}
+
+/**
+ * A client configured from the environment. Progress lines of the client (login, retries) go
+ * to the same output as the command's own.
+ */
+export function connect(ctx: RuntimeContext, baseUrlOverride?: string): GpuCloudClient {
+  const config = loadConfig(ctx.env, baseUrlOverride);
+  return new GpuCloudClient({
+    baseUrl: config.baseUrl,
+    credentials: config.credentials,
+    totalTimeoutMs: config.totalTimeoutMs,
+    requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
+    connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
+    logger: (line: string) => ctx.out.info(line),
+  });
+}
+
+/** Runs `fn` with a connected client and always closes it, so the process can exit. */
+export async function withClient<T>(
+  ctx: RuntimeContext,
+  baseUrlOverride: string | undefined,
+  fn: (client: GpuCloudClient) => Promise<T>,
+): Promise<T> {
+  const client = connect(ctx, baseUrlOverride);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}

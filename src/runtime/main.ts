@@ -1,0 +1,126 @@
+/**
+ * Entry point of the script that Terraform runs; bundled into lib/assets/gpucloud-tf.js.
+ *
+ *   node gpucloud-tf.js <command>
+ *
+ * See ./protocol.ts for the commands and how Terraform calls each of them.
+ */
+import { loadConfig, secretValues } from "./config";
+import type { RuntimeContext } from "./context";
+import { findFlavors } from "./flavor-command";
+import { createOutput, Redactor, type Output } from "./output";
+import { RuntimeCommand } from "./protocol";
+import { applyToken, errorMessage, observeToken, readToken, releaseToken } from "./token-commands";
+
+/** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
+const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
+  [RuntimeCommand.FLAVORS]: findFlavors,
+  [RuntimeCommand.TOKEN_OBSERVE]: (ctx, q) => observeToken(ctx, { name: q.name, description: q.description, base_url: q.base_url }),
+  [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
+};
+
+/** Commands run as `local-exec` provisioners: inputs in the environment, progress on stdout. */
+const PROVISIONER_COMMANDS: Record<string, (ctx: RuntimeContext) => Promise<void>> = {
+  [RuntimeCommand.TOKEN_APPLY]: applyToken,
+  [RuntimeCommand.TOKEN_RELEASE]: releaseToken,
+};
+
+export interface MainIo {
+  readonly argv: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  readStdin(): Promise<string>;
+  writeStdout(text: string): void;
+  writeStderr(text: string): void;
+}
+
+/** Runs one command and returns the exit code. Never throws. */
+export async function main(io: MainIo): Promise<number> {
+  const redactor = new Redactor(secretValues(io.env));
+  const command = io.argv[0];
+  const external = command !== undefined ? EXTERNAL_COMMANDS[command] : undefined;
+  const provisioner = command !== undefined ? PROVISIONER_COMMANDS[command] : undefined;
+  // The external protocol reserves stdout for the result, so progress goes to stderr there.
+  const out: Output = createOutput(external ? io.writeStderr : io.writeStdout, redactor);
+  const fail = (message: string): number => {
+    io.writeStderr(`gpucloud: error: ${out.redact(message)}\n`);
+    return 1;
+  };
+
+  if (!external && !provisioner) {
+    const known = [...Object.keys(EXTERNAL_COMMANDS), ...Object.keys(PROVISIONER_COMMANDS)].join(", ");
+    return fail(`unknown command "${command ?? ""}"; expected one of: ${known}`);
+  }
+  const ctx: RuntimeContext = { env: io.env, cwd: io.cwd, out };
+  try {
+    if (external) {
+      const query = parseQuery(await io.readStdin());
+      const result = await external(ctx, query);
+      io.writeStdout(JSON.stringify(result) + "\n");
+    } else if (provisioner) {
+      await provisioner(ctx);
+    }
+    return 0;
+  } catch (err) {
+    return fail(`${command}: ${errorMessage(err)}`);
+  }
+}
+
+/** The external data source sends one JSON object whose values are strings (nulls dropped). */
+export function parseQuery(text: string): Record<string, string> {
+  const trimmed = text.trim();
+  if (trimmed === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    throw new Error("the query on stdin is not JSON (this command is meant to run as an external data source program)");
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new Error("the query on stdin must be a JSON object");
+  }
+  const query: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value !== "string") throw new Error(`query.${key} must be a string`);
+    query[key] = value;
+  }
+  return query;
+}
+
+/** A last line of defence against a hang: the client's own deadline should always come first. */
+function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => void): void {
+  let budgetMs = 120_000;
+  try {
+    budgetMs = loadConfig(env).totalTimeoutMs;
+  } catch {
+    // The command itself will report the configuration error.
+  }
+  const timer = setTimeout(() => {
+    writeStderr(`gpucloud: error: gave up after ${Math.round(budgetMs / 1000) + 15}s without finishing\n`);
+    process.exit(1);
+  }, budgetMs + 15_000);
+  timer.unref();
+}
+
+function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    stream.on("error", reject);
+  });
+}
+
+if (require.main === module) {
+  startWatchdog(process.env, (t) => process.stderr.write(t));
+  void main({
+    argv: process.argv.slice(2),
+    env: process.env,
+    cwd: process.cwd(),
+    readStdin: () => readAll(process.stdin),
+    writeStdout: (t) => process.stdout.write(t),
+    writeStderr: (t) => process.stderr.write(t),
+  }).then((code) => {
+    process.exitCode = code;
+  });
+}

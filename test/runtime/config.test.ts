@@ -1,0 +1,121 @@
+import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ConfigError, loadConfig } from "../../src/runtime/config";
+import { HANDOFF_MAX_AGE_MS, readHandoff, removeHandoff, writeHandoff } from "../../src/runtime/handoff";
+import { createOutput, Redactor } from "../../src/runtime/output";
+import { parseQuery } from "../../src/runtime/main";
+
+const BASE = { GPUCLOUD_BASE_URL: "http://127.0.0.1:1" };
+
+describe("loadConfig", () => {
+  test("prefers an API token and says where credentials came from, not what they are", () => {
+    const config = loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "tok-value", GPUCLOUD_USERNAME: "alice", GPUCLOUD_PASSWORD: "pw" });
+    expect(config.credentials).toEqual({ apiToken: "tok-value" });
+    expect(config.credentialSource).toBe("GPUCLOUD_API_TOKEN");
+  });
+
+  test("takes a plain password exactly as given, spaces included", () => {
+    const config = loadConfig({ ...BASE, GPUCLOUD_USERNAME: "alice", GPUCLOUD_PASSWORD: " pw " });
+    expect(config.credentials).toEqual({ username: "alice", password: " pw " });
+  });
+
+  test("takes an md5 password", () => {
+    const md5 = "5f4dcc3b5aa765d61d8327deb882cf99";
+    expect(loadConfig({ ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD_MD5: md5 }).credentials).toEqual({
+      username: "a",
+      passwordMd5: md5,
+    });
+  });
+
+  test("the construct's baseUrl overrides the environment", () => {
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }, "https://other.test").baseUrl).toBe("https://other.test");
+  });
+
+  test("the time budget comes from GPUCLOUD_TIMEOUT_SECONDS", () => {
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234", GPUCLOUD_TIMEOUT_SECONDS: "2.5" }).totalTimeoutMs).toBe(2500);
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }).totalTimeoutMs).toBe(120_000);
+  });
+
+  const failures: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
+    ["no base URL", { GPUCLOUD_API_TOKEN: "t-1234" }, /set GPUCLOUD_BASE_URL/],
+    ["a base URL that is not http", { GPUCLOUD_BASE_URL: "ftp://x", GPUCLOUD_API_TOKEN: "t" }, /must be an http/],
+    ["no credentials", { ...BASE }, /no credentials: set GPUCLOUD_API_TOKEN, or GPUCLOUD_USERNAME with GPUCLOUD_PASSWORD .* or GPUCLOUD_PASSWORD_MD5/],
+    ["a password without user", { ...BASE, GPUCLOUD_PASSWORD: "pw" }, /GPUCLOUD_USERNAME is not set/],
+    ["a user without password", { ...BASE, GPUCLOUD_USERNAME: "a" }, /set GPUCLOUD_PASSWORD or GPUCLOUD_PASSWORD_MD5/],
+    ["both password forms", { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD: "p", GPUCLOUD_PASSWORD_MD5: "5f4dcc3b5aa765d61d8327deb882cf99" }, /only one of/],
+    ["a malformed md5", { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD_MD5: "not-a-hash-value" }, /32 hexadecimal/],
+    ["a bad timeout", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "soon" }, /GPUCLOUD_TIMEOUT_SECONDS must be a positive number/],
+  ];
+  test.each(failures)("rejects %s with a message naming the variables", (_label, env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  test("never quotes a secret in its errors", () => {
+    try {
+      loadConfig({ ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD_MD5: "secret-but-malformed" });
+      throw new Error("expected a failure");
+    } catch (err) {
+      expect((err as Error).message).not.toContain("secret-but-malformed");
+    }
+  });
+});
+
+describe("Redactor and output", () => {
+  test("hides every secret, longest first, including ones learnt later", () => {
+    const lines: string[] = [];
+    const out = createOutput((t) => lines.push(t), new Redactor(["password-1", "password-12", undefined, "abc"]));
+    out.info("got password-12 and password-1");
+    out.addSecrets(["eyJtoken.value"]);
+    out.warn("token eyJtoken.value leaked?");
+    expect(lines).toEqual([
+      "gpucloud: got [redacted] and [redacted]\n",
+      "gpucloud: WARNING: token [redacted] leaked?\n",
+    ]);
+    // Very short values are not treated as secrets (they would shred every message).
+    expect(new Redactor(["abc"]).redact("abc")).toBe("abc");
+  });
+});
+
+describe("hand-off files", () => {
+  const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));
+
+  test("round-trips and is removed", () => {
+    const cwd = dir();
+    writeHandoff(cwd, "c8abc", { id: "tok_1", name: "ci", releasedAt: new Date().toISOString() });
+    expect(readHandoff(cwd, "c8abc", () => undefined)).toMatchObject({ id: "tok_1", name: "ci" });
+    removeHandoff(cwd, "c8abc");
+    expect(readHandoff(cwd, "c8abc", () => undefined)).toBeUndefined();
+  });
+
+  test("ignores a stale or unreadable file, with a warning", () => {
+    const cwd = dir();
+    const warnings: string[] = [];
+    const old = new Date(Date.now() - HANDOFF_MAX_AGE_MS - 1000).toISOString();
+    writeHandoff(cwd, "k1", { id: "tok_1", name: "ci", releasedAt: old });
+    expect(readHandoff(cwd, "k1", (w) => warnings.push(w))).toBeUndefined();
+    writeFileSync(path.join(cwd, ".gpucloud-handoff", "k2.json"), "{not json");
+    expect(readHandoff(cwd, "k2", (w) => warnings.push(w))).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining("stale"), expect.stringContaining("unreadable")]);
+  });
+
+  test("refuses keys that could escape the folder", () => {
+    expect(() => writeHandoff(dir(), "../x", { name: "ci", releasedAt: "" })).toThrow(/invalid hand-off key/);
+    expect(existsSync(path.join(tmpdir(), "x.json"))).toBe(false);
+  });
+});
+
+describe("parseQuery", () => {
+  test("accepts an object of strings, and empty input", () => {
+    expect(parseQuery('{"name":"ci","gpu":"H100"}')).toEqual({ name: "ci", gpu: "H100" });
+    expect(parseQuery("  ")).toEqual({});
+  });
+  test.each([
+    ["not json", /not JSON/],
+    ["[1]", /must be a JSON object/],
+    ['{"n":1}', /query\.n must be a string/],
+  ])("rejects %s", (text, message) => {
+    expect(() => parseQuery(text)).toThrow(message);
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * The scripts of a synthesized example stack, run exactly as cdk.tf.json says and as Terraform
+ * would run them, against the emulator over loopback HTTP.
+ */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App } from "cdktf";
+import { GpuCiStack } from "../../examples/main";
+import { defaultFlavors, md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
+import { runExternal, runLocalExec, type Ran } from "../support/synthesized-commands";
+
+const PASSWORD = "scripts-test-password-81f2";
+
+/** A region of the seed data that offers an in-stock, on-demand, single H100. */
+function h100Region(): string {
+  for (const group of defaultFlavors()) {
+    if (group.products.some((p) => p.gpu === "H100" && p.gpu_count === 1 && p.stock_available === true)) {
+      return group.products[0].region_id;
+    }
+  }
+  throw new Error("the seed data has no in-stock H100 x1");
+}
+
+function synthesize(props: { tokenName: string; tokenDescription?: string }): { dir: string; config: any } {
+  const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-scripts-"));
+  const app = new App({ outdir });
+  new GpuCiStack(app, "gpu-ci", { regionId: h100Region(), ...props });
+  app.synth();
+  const dir = path.join(outdir, "stacks", "gpu-ci");
+  return { dir, config: JSON.parse(readFileSync(path.join(dir, "cdk.tf.json"), "utf8")) };
+}
+
+function external(config: any, fragment: string): { program: string[]; query: Record<string, string> } {
+  const entry = Object.entries<any>(config.data.external).find(([name]) => name.includes(fragment));
+  if (!entry) throw new Error(`no data.external matching ${fragment}`);
+  return entry[1];
+}
+
+function sync(config: any): { triggers: Record<string, string>; create: any; destroy: any } {
+  const resource = Object.values<any>(config.resource.null_resource)[0];
+  const [create, destroy] = resource.provisioner.map((p: any) => p["local-exec"]);
+  return { triggers: resource.triggers, create, destroy };
+}
+
+describe("synthesized scripts against the emulator", () => {
+  let emulator: RunningEmulator;
+  let env: NodeJS.ProcessEnv;
+  // What reaches Terraform's log: both streams of a provisioner, stderr of an external program
+  // (its stdout is the result, which Terraform keeps in state, not in the log).
+  const printed: string[] = [];
+  const record = <T extends Ran & { result?: unknown }>(ran: T): T => {
+    printed.push(ran.stderr);
+    if (!("result" in ran)) printed.push(ran.stdout);
+    return ran;
+  };
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ users: [{ username: "ci-bot", password: PASSWORD }] });
+    env = {
+      PATH: process.env.PATH,
+      GPUCLOUD_BASE_URL: emulator.url,
+      GPUCLOUD_USERNAME: "ci-bot",
+      GPUCLOUD_PASSWORD: PASSWORD,
+      GPUCLOUD_TIMEOUT_SECONDS: "20",
+    };
+  });
+  afterAll(() => emulator?.close());
+
+  test("flavors: the cheapest in-stock on-demand H100 x1 of the region", async () => {
+    const { dir, config } = synthesize({ tokenName: "ci-flavors" });
+    const ran = record(await runExternal(dir, external(config, "h100"), env));
+    expect(ran.stderr).not.toContain("error");
+    expect(ran.code).toBe(0);
+    const region = h100Region();
+    const expected = defaultFlavors()
+      .flatMap((g) => g.products)
+      .filter((p) => p.region_id === region && p.gpu === "H100" && p.gpu_count === 1 && p.stock_available === true)
+      .sort((a, b) => a.price - b.price || a.name.localeCompare(b.name));
+    expect(ran.result!.cheapest_id).toBe(expected[0].id);
+    expect(Number(ran.result!.cheapest_price)).toBe(expected[0].price);
+    expect(JSON.parse(ran.result!.ids)).toEqual(expected.map((p) => p.id));
+    expect(Object.values(ran.result!).every((v) => typeof v === "string")).toBe(true);
+  });
+
+  test("token lifecycle: observe, create, converge, rename through a hand-off, adopt", async () => {
+    const first = synthesize({ tokenName: "ci-scripts", tokenDescription: "v1" });
+    let s = sync(first.config);
+
+    let observed = record(await runExternal(first.dir, external(first.config, "observe"), env));
+    expect(observed.result).toEqual({ in_sync: "false", reason: 'no API token is named "ci-scripts"', id: "" });
+
+    emulator.resetStats();
+    let applied = record(await runLocalExec(first.dir, s.create, env));
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toMatch(/created API token "ci-scripts" \(id \S+\)/);
+    expect(emulator.tokens().filter((t) => t.name === "ci-scripts")).toHaveLength(1);
+    const created = emulator.tokens().find((t) => t.name === "ci-scripts")!;
+    expect(created.description).toBe("v1");
+
+    observed = record(await runExternal(first.dir, external(first.config, "observe"), env));
+    expect(observed.result).toEqual({ in_sync: "true", reason: "in sync", id: created.id });
+    const read = record(await runExternal(first.dir, external(first.config, "read"), env));
+    expect(read.result).toMatchObject({ id: created.id, name: "ci-scripts", description: "v1", token: created.token });
+
+    // Running the create side again writes nothing.
+    emulator.resetStats();
+    applied = record(await runLocalExec(first.dir, s.create, env));
+    expect(applied.stdout).toContain("is up to date; no change");
+    expect(emulator.stats().tokenWrites).toBe(0);
+
+    // A rename is a replacement in Terraform: destroy side first, then the new create side.
+    const renamed = synthesize({ tokenName: "ci-scripts-2", tokenDescription: "v1" });
+    const released = record(await runLocalExec(first.dir, s.destroy, env, { triggers: s.triggers }));
+    expect(released.code).toBe(0);
+    expect(released.stdout).toMatch(/WARNING: API token "ci-scripts" \(id \S+\) is no longer managed .* stays ACTIVE/);
+    expect(existsSync(path.join(first.dir, ".gpucloud-handoff", `${s.triggers.key}.json`))).toBe(true);
+
+    // Same stack folder (Terraform's working directory), new configuration.
+    s = sync(renamed.config);
+    const renamedRun = record(await runLocalExec(first.dir, s.create, env));
+    expect(renamedRun.code).toBe(0);
+    expect(renamedRun.stdout).toContain(`API token id ${created.id}: renamed "ci-scripts" to "ci-scripts-2"`);
+    const after = emulator.tokens().filter((t) => t.name.startsWith("ci-scripts"));
+    expect(after).toEqual([expect.objectContaining({ id: created.id, name: "ci-scripts-2", token: created.token })]);
+    expect(existsSync(path.join(first.dir, ".gpucloud-handoff", `${s.triggers.key}.json`))).toBe(false);
+
+    // A token that exists before the first apply is adopted, not duplicated.
+    const existing = emulator.addToken({ name: "ci-preexisting", description: "made by hand" });
+    const adopt = synthesize({ tokenName: "ci-preexisting", tokenDescription: "now managed" });
+    const adopted = record(await runLocalExec(adopt.dir, sync(adopt.config).create, env));
+    expect(adopted.stdout).toContain(`adopted existing API token "ci-preexisting" (id ${existing.id})`);
+    expect(emulator.tokens().filter((t) => t.name === "ci-preexisting")).toEqual([
+      expect.objectContaining({ id: existing.id, description: "now managed" }),
+    ]);
+  });
+
+  test("bad credentials fail with a message that names the variables, not their values", async () => {
+    const { dir, config } = synthesize({ tokenName: "ci-badcreds" });
+    const wrong = record(await runExternal(dir, external(config, "h100"), { ...env, GPUCLOUD_PASSWORD: "wrong-password-xyz" }));
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/gpucloud: error: flavors: .*(401|invalid username or password)/i);
+    expect(wrong.stderr).not.toContain("wrong-password-xyz");
+
+    const missing = record(await runExternal(dir, external(config, "observe"), { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url }));
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain("GPUCLOUD_API_TOKEN");
+    expect(missing.stderr).toContain("GPUCLOUD_USERNAME");
+  });
+
+  test("nothing secret was printed by any script", () => {
+    const all = printed.join("\n");
+    expect(all.length).toBeGreaterThan(0);
+    expect(all).not.toContain(PASSWORD);
+    expect(all.toLowerCase()).not.toContain(md5Hex(PASSWORD));
+    for (const token of emulator.tokens()) expect(all).not.toContain(token.token);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * Runs the commands and programs of a synthesized cdk.tf.json the way Terraform does, without
+ * Terraform: external programs directly (no shell) with the query JSON on stdin, local-exec
+ * commands through `/bin/sh -c` with their `environment` added to the process environment,
+ * both in the stack folder. This tests the scripts' side of each protocol; the real-Terraform
+ * suites test the rest.
+ */
+import { spawn } from "node:child_process";
+
+export interface Ran {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string }): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c) => (stdout += c));
+    child.stderr.on("data", (c) => (stderr += c));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.stdin ?? "");
+  });
+}
+
+/** A `data "external"` block: program, query (nulls dropped, as the provider does). */
+export async function runExternal(
+  stackDir: string,
+  data: { program: string[]; query?: Record<string, string | null> },
+  env: NodeJS.ProcessEnv,
+): Promise<Ran & { result?: Record<string, string> }> {
+  const query = Object.fromEntries(Object.entries(data.query ?? {}).filter(([, v]) => v !== null));
+  const ran = await run(data.program[0], data.program.slice(1), { cwd: stackDir, env, stdin: JSON.stringify(query) });
+  const result: Record<string, string> | undefined = ran.code === 0 ? JSON.parse(ran.stdout) : undefined;
+  return { ...ran, result };
+}
+
+/**
+ * A `local-exec` provisioner. `self` stands in for the resource's attributes, used to resolve
+ * `${self.triggers.x}` in a destroy-time provisioner's environment.
+ */
+export function runLocalExec(
+  stackDir: string,
+  provisioner: { command: string; environment?: Record<string, string> },
+  env: NodeJS.ProcessEnv,
+  self?: { triggers: Record<string, string> },
+): Promise<Ran> {
+  const resolved = Object.fromEntries(
+    Object.entries(provisioner.environment ?? {}).map(([k, v]) => [
+      k,
+      v.replace(/\$\{self\.triggers\.([a-z_]+)\}/g, (_m, key: string) => {
+        if (!self || !(key in self.triggers)) throw new Error(`no self.triggers.${key} to resolve`);
+        return self.triggers[key];
+      }),
+    ]),
+  );
+  return run("/bin/sh", ["-c", provisioner.command], { cwd: stackDir, env: { ...env, ...resolved } });
+}
