@@ -1,0 +1,58 @@
+/**
+ * Example: a CI stack that picks the cheapest in-stock, on-demand H100 flavor in a region and
+ * creates (or adopts) the API token the CI pipeline uses.
+ *
+ *   GPUCLOUD_BASE_URL=... GPUCLOUD_USERNAME=... GPUCLOUD_PASSWORD=... npx cdktf-cli deploy
+ *
+ * Credentials are read by the scripts that Terraform runs, from terraform's environment; they
+ * are never part of this program or of the synthesized cdk.tf.json.
+ */
+import { App, TerraformOutput, TerraformStack } from "cdktf";
+import type { Construct } from "constructs";
+import { ApiToken, Flavors } from "cdktf-gpucloud";
+
+export interface GpuCiStackProps {
+  /** Region to run GPU jobs in. */
+  readonly regionId: string;
+  /** Name of the API token the pipeline uses. */
+  readonly tokenName: string;
+  readonly tokenDescription?: string;
+}
+
+export class GpuCiStack extends TerraformStack {
+  constructor(scope: Construct, id: string, props: GpuCiStackProps) {
+    super(scope, id);
+
+    const h100 = new Flavors(this, "h100", {
+      regionId: props.regionId,
+      gpu: "H100",
+      gpuCount: 1,
+      inStockOnly: true,
+      spot: false,
+    });
+
+    const token = new ApiToken(this, "ci-token", {
+      name: props.tokenName,
+      description: props.tokenDescription,
+    });
+
+    new TerraformOutput(this, "flavor_id", { value: h100.cheapestId });
+    new TerraformOutput(this, "flavor_name", { value: h100.cheapestName });
+    new TerraformOutput(this, "flavor_price", { value: h100.cheapestPrice });
+    new TerraformOutput(this, "flavor_matches", { value: h100.count });
+    new TerraformOutput(this, "token_id", { value: token.tokenId });
+    new TerraformOutput(this, "token_created_at", { value: token.createdAt });
+    // Terraform refuses to print a sensitive value in an output that is not marked sensitive.
+    new TerraformOutput(this, "token", { value: token.token, sensitive: true });
+  }
+}
+
+if (require.main === module) {
+  const app = new App();
+  new GpuCiStack(app, "gpu-ci", {
+    regionId: process.env.EXAMPLE_REGION_ID ?? "norway-east-1",
+    tokenName: process.env.EXAMPLE_TOKEN_NAME ?? "ci-pipeline",
+    tokenDescription: process.env.EXAMPLE_TOKEN_DESCRIPTION ?? "Launches GPU jobs from CI",
+  });
+  app.synth();
+}

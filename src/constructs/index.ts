@@ -1,0 +1,2 @@
+export * from "./api-token";
+export * from "./flavors";
