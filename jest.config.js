@@ -9,4 +9,5 @@ module.exports = {
   // Terraform-driven suites start processes and run terraform; give them room.
   testTimeout: 120000,
   maxWorkers: 2,
+  reporters: ["default", "<rootDir>/test/support/summary-reporter.js"],
 };
