@@ -18,6 +18,9 @@ await build({
   target: "node18",
   format: "cjs",
   legalComments: "none",
+  // Every stack folder carries a copy: drop white space, keep names for readable stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
   banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
   logLevel: "warning",
 });
