@@ -1,0 +1,160 @@
+// The built doubles process spoken to directly over gRPC, as Terraform would (no terraform
+// binary needed, so this also runs where Terraform is missing).
+import * as grpc from "@grpc/grpc-js";
+import { encode, ExtData } from "@msgpack/msgpack";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { decodeMsgpack, Unknown } from "../../tools/provider-doubles/cty";
+import { loadServices } from "../../tools/provider-doubles/protocol";
+import { ensureProviderDoublesBuilt, makeTempDir, ProviderDoubles, removeTempDirs, startProviderDoubles } from "../support/terraform";
+
+type Reattach = Record<string, { Pid: number; Test: boolean; ProtocolVersion: number; Addr: { Network: string; String: string } }>;
+const NULL = "registry.terraform.io/hashicorp/null";
+const EXTERNAL = "registry.terraform.io/hashicorp/external";
+
+/** A promisified unary client for one service on one socket. */
+function client(socket: string, which: "provider" | "health") {
+  const Ctor = grpc.makeGenericClientConstructor(loadServices()[which], which);
+  const c = new Ctor(`unix://${socket}`, grpc.credentials.createInsecure());
+  const call = <Res>(method: string, req: object): Promise<Res> =>
+    new Promise((resolve, reject) => {
+      const fn = (c as unknown as Record<string, (r: object, cb: (e: grpc.ServiceError | null, res: Res) => void) => void>)[method];
+      fn.call(c, req, (e, res) => (e ? reject(e) : resolve(res)));
+    });
+  return { call, close: () => c.close() };
+}
+
+interface Diag {
+  severity: string;
+  summary: string;
+  detail: string;
+  attribute: { steps: { attribute_name?: string }[] } | null;
+}
+
+describe("provider doubles over gRPC", () => {
+  let doubles: ProviderDoubles;
+  let reattach: Reattach;
+  const clients: { close(): void }[] = [];
+  const open = (socket: string, which: "provider" | "health") => {
+    const c = client(socket, which);
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    doubles = await startProviderDoubles();
+    reattach = JSON.parse(doubles.reattach) as Reattach;
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await doubles?.stop();
+    removeTempDirs();
+  });
+
+  it("prints a reattach map for both providers, in this process, over unix sockets", () => {
+    expect(Object.keys(reattach).sort()).toEqual([EXTERNAL, NULL]);
+    for (const entry of Object.values(reattach)) {
+      expect(entry).toMatchObject({ Protocol: "grpc", ProtocolVersion: 5, Pid: doubles.pid, Test: true, Addr: { Network: "unix" } });
+      expect(existsSync(entry.Addr.String)).toBe(true);
+    }
+    expect(reattach[NULL].Addr.String).not.toBe(reattach[EXTERNAL].Addr.String);
+  });
+
+  it("answers the health check for the plugin service", async () => {
+    const health = open(reattach[NULL].Addr.String, "health");
+    await expect(health.call("Check", { service: "plugin" })).resolves.toEqual({ status: "SERVING" });
+    await expect(health.call("Check", { service: "other" })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it("describes the null_resource schema with JSON cty types", async () => {
+    const p = open(reattach[NULL].Addr.String, "provider");
+    const res = await p.call<{
+      resource_schemas: Record<string, { block: { attributes: { name: string; type: Buffer; optional: boolean; computed: boolean }[] } }>;
+      data_source_schemas: Record<string, unknown>;
+      server_capabilities: { plan_destroy: boolean };
+    }>("GetSchema", {});
+    const attrs = res.resource_schemas.null_resource.block.attributes;
+    const byName = Object.fromEntries(attrs.map((a) => [a.name, { type: JSON.parse(a.type.toString()), optional: a.optional, computed: a.computed }]));
+    expect(byName).toEqual({
+      triggers: { type: ["map", "string"], optional: true, computed: false },
+      id: { type: "string", optional: false, computed: true },
+    });
+    expect(res.data_source_schemas).toEqual({});
+    expect(res.server_capabilities.plan_destroy).toBe(true);
+  });
+
+  it("plans a replacement when a trigger is a refined unknown", async () => {
+    const p = open(reattach[NULL].Addr.String, "provider");
+    const prior = { id: "7", triggers: { t: "old" } };
+    // What Terraform sends for an unknown string known to be non-null: extension 12.
+    const proposed = { id: "7", triggers: { t: new ExtData(12, encode(new Map([[1, true]]))) } };
+    const res = await p.call<{ planned_state: { msgpack: Buffer }; requires_replace: unknown[]; diagnostics: Diag[] }>("PlanResourceChange", {
+      type_name: "null_resource",
+      prior_state: { msgpack: encode(prior) },
+      proposed_new_state: { msgpack: encode(proposed) },
+      config: { msgpack: encode({ id: null, triggers: proposed.triggers }) },
+    });
+    expect(res.diagnostics).toEqual([]);
+    expect(res.requires_replace).toEqual([{ steps: [{ attribute_name: "triggers", selector: "attribute_name" }] }]);
+    expect(decodeMsgpack(res.planned_state.msgpack)).toEqual({ id: Unknown, triggers: { t: Unknown } });
+  });
+
+  it("upgrades JSON state to schema-shaped msgpack", async () => {
+    const p = open(reattach[NULL].Addr.String, "provider");
+    const res = await p.call<{ upgraded_state: { msgpack: Buffer }; diagnostics: Diag[] }>("UpgradeResourceState", {
+      type_name: "null_resource",
+      version: 0,
+      raw_state: { json: Buffer.from('{"id":"99"}') },
+    });
+    expect(res.diagnostics).toEqual([]);
+    expect(decodeMsgpack(res.upgraded_state.msgpack)).toEqual({ id: "99", triggers: null });
+  });
+
+  it("refuses import with the framework's diagnostic", async () => {
+    const p = open(reattach[NULL].Addr.String, "provider");
+    const res = await p.call<{ imported_resources: unknown[]; diagnostics: Diag[] }>("ImportResourceState", { type_name: "null_resource", id: "x" });
+    expect(res.imported_resources).toEqual([]);
+    expect(res.diagnostics).toMatchObject([{ severity: "ERROR", summary: "Resource Import Not Implemented" }]);
+  });
+
+  it("answers GetMetadata", async () => {
+    const p = open(reattach[EXTERNAL].Addr.String, "provider");
+    const res = await p.call<{ data_sources: { type_name: string }[]; resources: unknown[] }>("GetMetadata", {});
+    expect(res).toMatchObject({ data_sources: [{ type_name: "external" }], resources: [] });
+  });
+
+  it("runs external programs in a session's directory, with its environment", async () => {
+    const dir = makeTempDir("tf-doubles-session-");
+    const session = JSON.parse(await doubles.session({ cwd: dir, env: { ...process.env, SESSION_VAR: "s1" } })) as Reattach;
+    expect(session[EXTERNAL].Addr.String).not.toBe(reattach[EXTERNAL].Addr.String);
+    const p = open(session[EXTERNAL].Addr.String, "provider");
+    const script = "process.stdout.write(JSON.stringify({ cwd: process.cwd(), v: process.env.SESSION_VAR }))";
+    const res = await p.call<{ state: { msgpack: Buffer }; diagnostics: Diag[] }>("ReadDataSource", {
+      type_name: "external",
+      config: { msgpack: encode({ program: [process.execPath, "-e", script], query: null, working_dir: null, result: new ExtData(0, new Uint8Array([0])), id: new ExtData(0, new Uint8Array([0])) }) },
+    });
+    expect(res.diagnostics).toEqual([]);
+    expect(decodeMsgpack(res.state.msgpack)).toEqual({
+      program: [process.execPath, "-e", script],
+      query: null,
+      working_dir: null,
+      result: { cwd: dir, v: "s1" },
+      id: "-",
+    });
+  });
+
+  it("reports a session for a missing directory as an error", async () => {
+    await expect(doubles.session({ cwd: path.join(makeTempDir(), "nope") })).rejects.toThrow(/refused the session/);
+  });
+
+  it("removes its sockets when stopped", async () => {
+    const other = await startProviderDoubles();
+    const sockets = Object.values(JSON.parse(other.reattach) as Reattach).map((e) => e.Addr.String);
+    expect(sockets.every((s) => existsSync(s))).toBe(true);
+    await other.stop();
+    expect(sockets.some((s) => existsSync(s))).toBe(false);
+    expect(existsSync(path.dirname(sockets[0]))).toBe(false);
+  });
+});
