@@ -6,6 +6,10 @@ module.exports = {
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.dev.json" }],
   },
+  // The example imports the library by its package name, as users do; in tests that name means
+  // the sources, so no stale lib/ is ever exercised. (The runtime script itself is always the
+  // bundle in lib/assets, built by `npm test`'s pretest step.)
+  moduleNameMapper: { "^cdktf-gpucloud$": "<rootDir>/src/index.ts" },
   // Terraform-driven suites start processes and run terraform; give them room.
   testTimeout: 120000,
   maxWorkers: 2,

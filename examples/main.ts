@@ -7,7 +7,7 @@
  * Credentials are read by the scripts that Terraform runs, from terraform's environment; they
  * are never part of this program or of the synthesized cdk.tf.json.
  */
-import { App, TerraformOutput, TerraformStack } from "cdktf";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
 import { ApiToken, Flavors } from "cdktf-gpucloud";
 
@@ -22,6 +22,10 @@ export interface GpuCiStackProps {
 export class GpuCiStack extends TerraformStack {
   constructor(scope: Construct, id: string, props: GpuCiStackProps) {
     super(scope, id);
+    // cdktf's default local backend is an absolute path where `cdktf synth` ran. A path relative
+    // to the stack folder keeps the folder self-contained. A real pipeline wants a remote
+    // backend: the state holds the token's value.
+    new LocalBackend(this, { path: "terraform.tfstate" });
 
     const h100 = new Flavors(this, "h100", {
       regionId: props.regionId,

@@ -1,0 +1,166 @@
+/**
+ * ApiToken's lifecycle, proven with real Terraform (offline, through the provider doubles)
+ * against the emulator: each step asserts Terraform's plan and the API's state.
+ */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App } from "cdktf";
+import { GpuCiStack, type GpuCiStackProps } from "../../examples/main";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  outputChanges,
+  resourceActions,
+  startProviderDoubles,
+  TerraformRunner,
+  type PlanJson,
+  type ProviderDoubles,
+} from "../support/terraform";
+
+const USER = { username: "lifecycle-bot", password: "lifecycle-password-5c1e" };
+
+/** Actions Terraform plans for the ApiToken's null_resource (there is exactly one). */
+function syncActions(plan: PlanJson | undefined): string[] {
+  const entries = Object.entries(resourceActions(plan!)).filter(([address]) => address.startsWith("null_resource."));
+  expect(entries).toHaveLength(1);
+  return entries[0][1];
+}
+
+describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+  let outdir: string;
+  let tf: TerraformRunner;
+  const NAME = "ci-lifecycle";
+
+  /** Synthesizes the example into the same folder, as `cdktf synth` does on every deploy. */
+  const synth = (props: Partial<GpuCiStackProps>) => {
+    const app = new App({ outdir });
+    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: NAME, tokenDescription: "v1", ...props });
+    app.synth();
+  };
+  const tokensNamed = (name: string) => emulator.tokens().filter((t) => t.name === name);
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [USER] });
+    doubles = await startProviderDoubles();
+    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-lifecycle-"));
+    synth({});
+    tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), {
+      doubles,
+      env: {
+        ...process.env,
+        GPUCLOUD_BASE_URL: emulator.url,
+        GPUCLOUD_USERNAME: USER.username,
+        GPUCLOUD_PASSWORD: USER.password,
+        GPUCLOUD_TIMEOUT_SECONDS: "30",
+      },
+    });
+    await tf.init({ check: true });
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  let firstId: string;
+  let firstValue: string;
+
+  test("first apply creates one token; outputs carry its id, the sensitive token and the cheapest H100", async () => {
+    const plan = await tf.plan({ check: true });
+    expect(syncActions(plan.plan)).toEqual(["create"]);
+    await tf.apply({ check: true });
+
+    const [token] = tokensNamed(NAME);
+    expect(tokensNamed(NAME)).toHaveLength(1);
+    expect(token.description).toBe("v1");
+    const out = await tf.output();
+    expect(out.token_id.value).toBe(token.id);
+    expect(out.token).toEqual(expect.objectContaining({ sensitive: true, value: token.token }));
+    expect(out.flavor_id.value).toBe("no1-h100x1");
+    expect(out.flavor_name.value).toBe("n3-H100x1");
+    expect(out.flavor_price.value).toBe(2.89);
+    firstId = token.id;
+    firstValue = token.token;
+  });
+
+  test("a second plan with no change plans no changes and writes nothing", async () => {
+    emulator.resetStats();
+    const plan = await tf.plan({ detailedExitCode: true, check: true });
+    expect(plan.exitCode).toBe(0);
+    expect(plan.stdout).toContain("No changes.");
+    expect(emulator.stats().tokenWrites).toBe(0);
+  });
+
+  test("a description change updates the same token in place (same id, same value)", async () => {
+    synth({ tokenDescription: "v2" });
+    const plan = await tf.plan({ check: true });
+    // The null_resource is replaced (that is how its provisioner runs again); the token is not.
+    expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
+    expect(outputChanges(plan.plan!).token_id.actions).toEqual(["update"]);
+    await tf.apply({ check: true });
+
+    expect(emulator.tokens().filter((t) => t.id === firstId)).toEqual([
+      expect.objectContaining({ name: NAME, description: "v2", token: firstValue }),
+    ]);
+    expect((await tf.output()).token_id.value).toBe(firstId);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("a name change renames the same token; the token count is unchanged", async () => {
+    const before = emulator.tokens().length;
+    synth({ tokenName: `${NAME}-renamed`, tokenDescription: "v2" });
+    const plan = await tf.plan({ check: true });
+    expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
+    const applied = await tf.apply({ check: true });
+    expect(oneLine(applied.stdout)).toContain(`API token id ${firstId}: renamed "${NAME}" to "${NAME}-renamed"`);
+
+    expect(emulator.tokens()).toHaveLength(before);
+    expect(emulator.tokens().find((t) => t.id === firstId)).toMatchObject({ name: `${NAME}-renamed`, token: firstValue });
+    expect(tokensNamed(NAME)).toHaveLength(0);
+    expect((await tf.output()).token_id.value).toBe(firstId);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("a token deleted behind Terraform's back shows in the plan; one apply recreates it", async () => {
+    expect(emulator.deleteToken(firstId)).toBe(true);
+    const plan = await tf.plan({ detailedExitCode: true, check: true });
+    expect(plan.exitCode).toBe(2);
+    expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
+    expect(plan.stdout).toMatch(/"converge"\s+= "in-sync" -> \(known after apply\)/);
+
+    await tf.apply({ check: true });
+    const recreated = tokensNamed(`${NAME}-renamed`);
+    expect(recreated).toHaveLength(1);
+    expect(recreated[0].id).not.toBe(firstId);
+    const out = await tf.output();
+    expect(out.token_id.value).toBe(recreated[0].id);
+    expect(out.token.value).toBe(recreated[0].token);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("destroy succeeds and warns that the token stays active; the next apply adopts it", async () => {
+    const [token] = tokensNamed(`${NAME}-renamed`);
+    const destroyed = await tf.destroy({ check: true });
+    const log = oneLine(destroyed.stdout);
+    expect(log).toContain(`WARNING: API token "${NAME}-renamed" (id ${token.id}) is no longer managed by this resource and stays ACTIVE`);
+    expect(log).toContain("the GPU cloud API has no delete operation");
+    expect((await tf.show()).values?.root_module?.resources ?? []).toEqual([]);
+    expect(tokensNamed(`${NAME}-renamed`)).toHaveLength(1);
+
+    const before = emulator.tokens().length;
+    await tf.apply({ check: true });
+    expect(emulator.tokens()).toHaveLength(before);
+    expect((await tf.output()).token_id.value).toBe(token.id);
+  });
+
+  test("nothing secret reached cdk.tf.json", () => {
+    const config = readFileSync(path.join(tf.dir, "cdk.tf.json"), "utf8");
+    expect(config).not.toContain(USER.password);
+    for (const t of emulator.tokens()) expect(config).not.toContain(t.token);
+  });
+});
