@@ -1,0 +1,198 @@
+/**
+ * With real Terraform (offline, through the provider doubles) against the emulator: adoption
+ * of a token that already exists, the plan-time failures a pipeline must see clearly, and a
+ * synthesized folder that is moved after synth.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { GpuCiStack } from "../../examples/main";
+import { Flavors, type FlavorsProps } from "../../src";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  resourceActions,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
+
+const USER = { username: "pipeline", password: "pipeline-password-90ad" };
+
+describeWithTerraform("real Terraform: adoption, plan-time failures, moved folders", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+  let credentials: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [USER] });
+    doubles = await startProviderDoubles();
+    credentials = {
+      GPUCLOUD_BASE_URL: emulator.url,
+      GPUCLOUD_USERNAME: USER.username,
+      GPUCLOUD_PASSWORD: USER.password,
+      GPUCLOUD_TIMEOUT_SECONDS: "20",
+    };
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  /** Synthesizes a fresh stack folder and returns a runner for it (initialized). */
+  async function stackWith(
+    build: (stack: TerraformStack) => void,
+    env: NodeJS.ProcessEnv = credentials,
+  ): Promise<TerraformRunner> {
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-tf-"));
+    const app = new App({ outdir });
+    const stack = new TerraformStack(app, "s");
+    new LocalBackend(stack, { path: "terraform.tfstate" });
+    build(stack);
+    app.synth();
+    const tf = new TerraformRunner(path.join(outdir, "stacks", "s"), { doubles, env: { ...process.env, ...env } });
+    await tf.init({ check: true });
+    return tf;
+  }
+
+  const flavorsStack = (props: FlavorsProps) => (stack: TerraformStack) => {
+    const f = new Flavors(stack, "gpu", props);
+    new TerraformOutput(stack, "cheapest", { value: f.cheapestId });
+    new TerraformOutput(stack, "count", { value: f.count });
+    new TerraformOutput(stack, "price", { value: f.cheapestPrice });
+    new TerraformOutput(stack, "ids", { value: f.ids });
+  };
+
+  test("a token that exists before the first apply is adopted, not duplicated", async () => {
+    const existing = emulator.addToken({ name: "ci-adopt", description: "made in the console" });
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-adopt-"));
+    const app = new App({ outdir });
+    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-adopt", tokenDescription: "managed now" });
+    app.synth();
+    const tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), { doubles, env: { ...process.env, ...credentials } });
+    await tf.init({ check: true });
+
+    const plan = await tf.plan({ check: true });
+    const actions = Object.entries(resourceActions(plan.plan!)).filter(([address]) => address.startsWith("null_resource."));
+    expect(actions.map(([, a]) => a)).toEqual([["create"]]);
+    const applied = await tf.apply({ check: true });
+    expect(oneLine(applied.stdout)).toContain(`adopted existing API token "ci-adopt" (id ${existing.id})`);
+    expect(emulator.tokens().filter((t) => t.name === "ci-adopt")).toEqual([
+      expect.objectContaining({ id: existing.id, description: "managed now", token: existing.token }),
+    ]);
+    expect((await tf.output()).token_id.value).toBe(existing.id);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("a flavor filter with matches: the cheapest, count and ids, decoded", async () => {
+    const tf = await stackWith(flavorsStack({ gpu: "a100", spot: false, inStockOnly: true }));
+    await tf.apply({ check: true });
+    const out = await tf.output();
+    // In-stock, on-demand A100 of all regions: ca1 x1 1.70, ca1 x2 3.40, ca1 x8 13.60 (the
+    // no1 x1 and us1 x1 omit stock_available, so they do not count as in stock).
+    expect(out.ids.value).toEqual(["ca1-a100x1", "ca1-a100x2", "ca1-a100x8"]);
+    expect(out.count.value).toBe(3);
+    expect(out.cheapest.value).toBe("ca1-a100x1");
+    expect(out.price.value).toBe(1.7);
+  });
+
+  test("a flavor filter that matches nothing fails the plan, saying what the region offers", async () => {
+    const tf = await stackWith(flavorsStack({ regionId: "canada-central-1", gpu: "H100" }));
+    const plan = await tf.plan();
+    expect(plan.exitCode).toBe(1);
+    const message = oneLine(plan.stderr);
+    expect(message).toContain('no flavor matches {gpu=H100} in region_id "canada-central-1"');
+    expect(message).toMatch(/A100/);
+    expect(message).toContain("Canada Central");
+  });
+
+  test("allowEmpty turns no match into an empty result with null numbers", async () => {
+    const tf = await stackWith(flavorsStack({ regionId: "canada-central-1", gpu: "H100", allowEmpty: true }));
+    await tf.apply({ check: true });
+    const out = await tf.output();
+    expect(out.count.value).toBe(0);
+    expect(out.ids.value).toEqual([]);
+    expect(out.cheapest.value).toBe("");
+    // Terraform drops null outputs from `terraform output`.
+    expect(out.price).toBeUndefined();
+  });
+
+  test("bad credentials fail the plan, naming the variables to set and no secret", async () => {
+    const wrong = await stackWith(flavorsStack({ gpu: "H100" }), { ...credentials, GPUCLOUD_PASSWORD: "not-the-password-4242" });
+    const plan = await wrong.plan();
+    expect(plan.exitCode).toBe(1);
+    expect(oneLine(plan.stderr)).toMatch(/invalid username or password/i);
+    expect(plan.stderr + plan.stdout).not.toContain("not-the-password-4242");
+
+    const none = await stackWith(flavorsStack({ gpu: "H100" }), { GPUCLOUD_BASE_URL: emulator.url });
+    const missing = await none.plan();
+    expect(missing.exitCode).toBe(1);
+    const text = oneLine(missing.stderr);
+    for (const variable of ["GPUCLOUD_API_TOKEN", "GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD", "GPUCLOUD_PASSWORD_MD5"]) {
+      expect(text).toContain(variable);
+    }
+  });
+
+  test("an API that is down fails the plan within the configured time, no hang", async () => {
+    // A port that accepts nothing: bind, note it, close.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const tf = await stackWith(flavorsStack({ gpu: "H100" }), {
+      ...credentials,
+      GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`,
+      GPUCLOUD_TIMEOUT_SECONDS: "3",
+    });
+    const started = Date.now();
+    const plan = await tf.plan({ timeoutMs: 60_000 });
+    const seconds = (Date.now() - started) / 1000;
+    expect(plan.timedOut).toBe(false);
+    expect(plan.exitCode).toBe(1);
+    expect(seconds).toBeLessThan(30);
+    expect(oneLine(plan.stderr)).toMatch(/list flavors \(GET \/flavors\)/);
+  });
+
+  test("an API that hangs fails the plan within the configured time, no hang", async () => {
+    emulator.setFaults({ latencyMs: 60_000, paths: ["/flavors"] });
+    try {
+      const tf = await stackWith(flavorsStack({ gpu: "H100" }), { ...credentials, GPUCLOUD_TIMEOUT_SECONDS: "3" });
+      const started = Date.now();
+      const plan = await tf.plan({ timeoutMs: 60_000 });
+      expect(plan.timedOut).toBe(false);
+      expect(plan.exitCode).toBe(1);
+      expect((Date.now() - started) / 1000).toBeLessThan(30);
+      expect(oneLine(plan.stderr)).toMatch(/timed out|timeout|gave up/i);
+    } finally {
+      emulator.setFaults({});
+    }
+  });
+
+  test("a synthesized folder moved after synth still plans and applies", async () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-moved-src-"));
+    const app = new App({ outdir });
+    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-moved", tokenDescription: "portable" });
+    app.synth();
+    const moved = path.join(mkdtempSync(path.join(tmpdir(), "gpucloud-moved-dst-")), "elsewhere");
+    cpSync(path.join(outdir, "stacks", "gpu-ci"), moved, { recursive: true });
+    rmSync(outdir, { recursive: true, force: true });
+    // Nothing in the configuration points back at the synth machine's folders.
+    expect(readFileSync(path.join(moved, "cdk.tf.json"), "utf8")).not.toContain(outdir);
+
+    const tf = new TerraformRunner(moved, { doubles, env: { ...process.env, ...credentials } });
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    const out = await tf.output();
+    expect(out.flavor_id.value).toBe("no1-h100x1");
+    expect(emulator.tokens().filter((t) => t.name === "ci-moved")).toHaveLength(1);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+});
