@@ -3,7 +3,7 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, Op, Token } from "cdktf";
 import { Construct } from "constructs";
 import {
-  CONVERGED,
+  IN_SYNC,
   CredentialEnv,
   RuntimeCommand,
   TokenEnv,
@@ -86,12 +86,12 @@ export class ApiToken extends Construct {
 
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which forces a replacement, and it becomes
-    // "in-sync" when applied, so the next plan finds nothing to do.
-    const converge = Fn.conditional(
+    // "true" when applied, so the next plan finds nothing to do.
+    const apiInSync = Fn.conditional(
       Op.eq(observe.result.lookup("in_sync"), "true"),
-      CONVERGED,
+      IN_SYNC,
       // (Compared with a word, not "": cdktf renders the literals "" and 0 as `undefined`.)
-      Fn.conditional(Op.eq(Fn.timestamp(), "never"), "never", CONVERGED),
+      Fn.conditional(Op.eq(Fn.timestamp(), "never"), "never", IN_SYNC),
     );
 
     const sync = new Resource(this, "sync", {
@@ -100,7 +100,7 @@ export class ApiToken extends Construct {
         ...(manageDescription ? { [TokenTrigger.DESCRIPTION]: props.description as string } : {}),
         [TokenTrigger.KEY]: key,
         ...(props.baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: props.baseUrl } : {}),
-        [TokenTrigger.CONVERGE]: Token.asString(converge),
+        [TokenTrigger.API_IN_SYNC]: Token.asString(apiInSync),
       },
       provisioners: [
         {

@@ -97,14 +97,16 @@ export const TokenTrigger = {
   KEY: "key",
   BASE_URL: "base_url",
   /**
-   * "in-sync" when the API matched the configuration at plan time; otherwise an expression
-   * that is unknown during plan and becomes "in-sync" at apply, so Terraform plans a
-   * replacement once and then converges to no changes.
+   * "true" when the API matched the configuration at plan time; otherwise an expression that
+   * is unknown during plan and becomes "true" at apply, so Terraform plans a replacement once
+   * and then converges to no changes. A reviewer reads the drift in the plan as
+   * `"api_in_sync" = "true" -> (known after apply)`.
    */
-  CONVERGE: "converge",
+  API_IN_SYNC: "api_in_sync",
 } as const;
 
-export const CONVERGED = "in-sync";
+/** The value of the `api_in_sync` trigger once applied. */
+export const IN_SYNC = "true";
 
 /**
  * Folder (relative to Terraform's working directory) where a destroy-time provisioner

@@ -26,9 +26,9 @@ describe("ApiToken synthesis", () => {
     expect(sync.triggers).toMatchObject({ name: "ci-pipeline", description: "for CI" });
     expect(sync.triggers.key).toMatch(/^[0-9a-f]{42}$/);
     // Unknown at plan only when the observation says the API differs.
-    expect(sync.triggers.converge).toContain('data.external.ci_observe_');
-    expect(sync.triggers.converge).toContain('(timestamp() == "never") ? "never" : "in-sync"');
-    expect(sync.triggers.converge).not.toContain("undefined");
+    expect(sync.triggers.api_in_sync).toContain('(data.external.ci_observe_');
+    expect(sync.triggers.api_in_sync).toContain('result["in_sync"] == "true") ? "true" : (timestamp() == "never") ? "never" : "true"');
+    expect(sync.triggers.api_in_sync).not.toContain("undefined");
 
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
     expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-apply$/);

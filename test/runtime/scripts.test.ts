@@ -83,7 +83,7 @@ describe("synthesized scripts against the emulator", () => {
     expect(Object.values(ran.result!).every((v) => typeof v === "string")).toBe(true);
   });
 
-  test("token lifecycle: observe, create, converge, rename through a hand-off, adopt", async () => {
+  test("token lifecycle: observe, create, no-op rerun, rename through a hand-off, adopt", async () => {
     const first = synthesize({ tokenName: "ci-scripts", tokenDescription: "v1" });
     let s = sync(first.config);
 

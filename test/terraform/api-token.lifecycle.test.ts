@@ -131,7 +131,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     const plan = await tf.plan({ detailedExitCode: true, check: true });
     expect(plan.exitCode).toBe(2);
     expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
-    expect(plan.stdout).toMatch(/"converge"\s+= "in-sync" -> \(known after apply\)/);
+    expect(plan.stdout).toMatch(/"api_in_sync"\s+= "true" -> \(known after apply\)/);
 
     await tf.apply({ check: true });
     const recreated = tokensNamed(`${NAME}-renamed`);
