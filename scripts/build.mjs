@@ -15,7 +15,7 @@ await build({
   outfile: at("lib/assets/gpucloud-tf.js"),
   bundle: true,
   platform: "node",
-  target: "node18",
+  target: "node20", // undici 7 needs Node >= 20.18
   format: "cjs",
   legalComments: "none",
   // Every stack folder carries a copy: drop white space, keep names for readable stack traces.
