@@ -15,7 +15,7 @@ import { externalProgram, provisionerCommand } from "./runtime-script";
 import { characterCount, checkBaseUrl, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
-export const API_TOKEN_NAME_MAX_LENGTH = 50;
+const NAME_MAX_LENGTH = 50;
 
 export interface ApiTokenProps {
   /**
@@ -50,6 +50,9 @@ export interface ApiTokenProps {
  * - `data.external` "read", after "sync": the attributes this construct exposes.
  */
 export class ApiToken extends Construct {
+  /** The API's limit on a token's name, in characters. */
+  public static readonly NAME_MAX_LENGTH = NAME_MAX_LENGTH;
+
   /** The token's id. */
   public readonly tokenId: string;
   /**
@@ -154,12 +157,12 @@ function validateProps(scope: Construct, props: ApiTokenProps): void {
   } else {
     if (typeof props.name !== "string") throw propError(scope, kind, "name must be a string");
     const length = characterCount(props.name);
-    if (length < 1 || length > API_TOKEN_NAME_MAX_LENGTH) {
+    if (length < 1 || length > NAME_MAX_LENGTH) {
       throw propError(
         scope,
         kind,
-        `name must be 1 to ${API_TOKEN_NAME_MAX_LENGTH} characters (the API's limit), got ${length}` +
-          (length > 0 ? `: "${[...props.name].slice(0, API_TOKEN_NAME_MAX_LENGTH).join("")}…"` : ""),
+        `name must be 1 to ${NAME_MAX_LENGTH} characters (the API's limit), got ${length}` +
+          (length > 0 ? `: "${[...props.name].slice(0, NAME_MAX_LENGTH).join("")}…"` : ""),
       );
     }
   }
