@@ -3,43 +3,22 @@ import { GpuCloudClient, GpuCloudError, listAllTokens, md5Hex } from "../../src/
 import type { GpuCloudClientOptions } from "../../src/client";
 import { startFakeApi } from "./fake-api";
 import type { FakeApi } from "./fake-api";
-import { drop, fail, fakeTime, flavor, jwt, ok, sendJson, startStub } from "./helpers";
-import type { Stub } from "./helpers";
+import { caught, closeAfterEach, drop, fail, fakeTime, flavor, jwt, ok, recordingClient, sendJson, startStub, track } from "./helpers";
+import type { Harness, Stub } from "./helpers";
 
 const PASSWORD = "password"; // md5 5f4dcc3b5aa765d61d8327deb882cf99
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
+closeAfterEach();
 
-function track<T extends { close(): Promise<void> }>(thing: T): T {
-  cleanups.push(() => thing.close());
-  return thing;
-}
-
-interface Harness {
-  client: GpuCloudClient;
-  logs: string[];
-  sleeps: number[];
-}
 
 function makeClient(url: string, options: Partial<GpuCloudClientOptions> = {}): Harness {
-  const logs: string[] = [];
-  const sleeps: number[] = [];
-  const client = new GpuCloudClient({
+  return recordingClient({
     baseUrl: url,
     credentials: { username: "alice", password: PASSWORD },
-    logger: (line) => logs.push(line),
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
     random: () => 0.5,
     requestTimeoutMs: 2000,
     ...options,
   });
-  track(client);
-  return { client, logs, sleeps };
 }
 
 async function api(options: Parameters<typeof startFakeApi>[0] = {}): Promise<FakeApi> {
@@ -48,16 +27,6 @@ async function api(options: Parameters<typeof startFakeApi>[0] = {}): Promise<Fa
 
 async function stub(handler: Parameters<typeof startStub>[0]): Promise<Stub> {
   return track(await startStub(handler));
-}
-
-async function caught(p: Promise<unknown>): Promise<GpuCloudError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(GpuCloudError);
-    return e as GpuCloudError;
-  }
-  throw new Error("expected a rejection");
 }
 
 /** Waits `ms`, or less if the client goes away (so no timer outlives a test). */

@@ -2,54 +2,26 @@
  * The client over real loopback HTTP against the emulator: both credential forms, expiry and
  * transparent re-login, every injected fault, and pagination across many tokens.
  */
-import { GpuCloudClient, GpuCloudError, listAllTokens, md5Hex, selectFlavors, describeOffer } from "../../src/client";
+import { listAllTokens, md5Hex, selectFlavors, describeOffer } from "../../src/client";
 import type { GpuCloudClientOptions } from "../../src/client";
 import { startEmulator } from "../../src/emulator";
 import type { EmulatorOptions, RunningEmulator } from "../../src/emulator";
+import { caught, closeAfterEach, recordingClient, track } from "./helpers";
+import type { Harness } from "./helpers";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
+closeAfterEach();
 
 async function emulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const emu = await startEmulator(options);
-  cleanups.push(() => emu.close());
-  return emu;
-}
-
-interface Harness {
-  client: GpuCloudClient;
-  logs: string[];
-  sleeps: number[];
+  return track(await startEmulator(options));
 }
 
 function connect(emu: RunningEmulator, options: Partial<GpuCloudClientOptions> = {}): Harness {
-  const logs: string[] = [];
-  const sleeps: number[] = [];
-  const client = new GpuCloudClient({
+  return recordingClient({
     baseUrl: `${emu.url}/`,
     credentials: { username: "demo", password: "demo-password" },
-    logger: (line) => logs.push(line),
-    // no real waiting: the emulator's faults are counted, not timed
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
     requestTimeoutMs: 3000,
     ...options,
   });
-  cleanups.push(() => client.close());
-  return { client, logs, sleeps };
-}
-
-async function caught(p: Promise<unknown>): Promise<GpuCloudError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(GpuCloudError);
-    return e as GpuCloudError;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("credentials", () => {

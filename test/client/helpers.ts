@@ -1,6 +1,55 @@
 /** Small node:http stub servers and fixtures for the client tests. */
 import * as http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { GpuCloudClient, GpuCloudError, type GpuCloudClientOptions } from "../../src/client";
+
+/**
+ * Things to close after each test: a test file calls `closeAfterEach()` once, then `track(x)`.
+ */
+const cleanups: Array<() => Promise<void>> = [];
+export function track<T extends { close(): Promise<void> }>(thing: T): T {
+  cleanups.push(() => thing.close());
+  return thing;
+}
+export function closeAfterEach(): void {
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()!();
+  });
+}
+
+export interface Harness {
+  client: GpuCloudClient;
+  /** The client's log lines. */
+  logs: string[];
+  /** The waits the client asked for (it never really waits). */
+  sleeps: number[];
+}
+
+/** A client that records its log lines and its sleeps instead of waiting; closed after the test. */
+export function recordingClient(options: GpuCloudClientOptions): Harness {
+  const logs: string[] = [];
+  const sleeps: number[] = [];
+  const client = new GpuCloudClient({
+    logger: (line) => logs.push(line),
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...options,
+  });
+  track(client);
+  return { client, logs, sleeps };
+}
+
+/** The GpuCloudError a promise rejects with (fails the test if it resolves or throws something else). */
+export async function caught(p: Promise<unknown>): Promise<GpuCloudError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(GpuCloudError);
+    return e as GpuCloudError;
+  }
+  throw new Error("expected a rejection");
+}
 
 export interface StubRequest {
   readonly method: string;
