@@ -6,6 +6,9 @@ import { build } from "esbuild";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import toolBundle from "./tool-bundle-options.cjs";
+
+const { toolBundleOptions } = toolBundle;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const at = (p) => path.join(root, p);
@@ -34,14 +37,5 @@ const tools = [
 ];
 for (const [entry, out] of tools) {
   if (!existsSync(at(entry))) continue;
-  await build({
-    entryPoints: [at(entry)],
-    outfile: at(out),
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    target: "node20",
-    format: "cjs",
-    logLevel: "warning",
-  });
+  await build(toolBundleOptions(at(entry), at(out)));
 }

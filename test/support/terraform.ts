@@ -159,17 +159,11 @@ export function ensureProviderDoublesBuilt(): string {
   const tmp = `${bundle}.${process.pid}.tmp`;
   // esbuild's JS API in a child process: Jest's module sandbox and esbuild's worker service
   // do not mix well, and node_modules/.bin/esbuild may be a native binary or a JS shim.
-  const options = {
-    entryPoints: [path.join(root, PROVIDER_DOUBLES_ENTRY)],
-    outfile: tmp,
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    target: "node20",
-    format: "cjs",
-    logLevel: "warning",
-  };
-  const res = spawnSync(process.execPath, ["-e", `require("esbuild").buildSync(${JSON.stringify(options)})`], {
+  // The options are scripts/build.mjs's own, from the file both use.
+  const script =
+    `const { toolBundleOptions } = require(${JSON.stringify(path.join(root, "scripts", "tool-bundle-options.cjs"))});` +
+    `require("esbuild").buildSync(toolBundleOptions(${JSON.stringify(path.join(root, PROVIDER_DOUBLES_ENTRY))}, ${JSON.stringify(tmp)}));`;
+  const res = spawnSync(process.execPath, ["-e", script], {
     cwd: root,
     encoding: "utf8",
     timeout: 60_000,
