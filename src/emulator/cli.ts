@@ -14,7 +14,10 @@ Serves an in-memory GPU cloud API (login, flavors, API tokens) for tests and dem
 Options:
   --host H              address to listen on (default 127.0.0.1; keep it on loopback)
   --port N              port, 0 = a random free port (default 0)
-  --user NAME:PASSWORD  an account that can log in; repeatable (default demo:demo-password)
+  --user NAME:PASSWORD  an account that can log in; repeatable. Puts the password in the
+                        process list: for throwaway test passwords only. Without --user, the
+                        account is GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD from the environment
+                        (the variables the Terraform scripts read), else demo:demo-password
   --access-ttl SECONDS  access token lifetime (default 1800)
   --refresh-ttl SECONDS refresh token lifetime (default 7200)
   --latency MS          delay added to every API response (default 0)
@@ -29,6 +32,8 @@ export interface CliIo {
   readonly err: (line: string) => void;
   /** Stops the emulator when aborted. Without it, SIGINT and SIGTERM do. */
   readonly signal?: AbortSignal;
+  /** Where GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD are read from (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 interface ParsedArgs {
@@ -47,7 +52,7 @@ function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_I
 }
 
 /** Parses the command line; throws UsageError on anything it does not understand. */
-export function parseArgs(argv: readonly string[]): ParsedArgs {
+export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedArgs {
   let help = false;
   let verbose = false;
   let host: string | undefined;
@@ -105,6 +110,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
         throw new UsageError(`unknown argument "${flag}"`);
     }
   }
+  // The account the Terraform scripts will log in with, without a password on a command line.
+  if (users.length === 0 && env.GPUCLOUD_USERNAME && env.GPUCLOUD_PASSWORD) {
+    users.push({ username: env.GPUCLOUD_USERNAME, password: env.GPUCLOUD_PASSWORD });
+  }
   return {
     help,
     verbose,
@@ -128,7 +137,7 @@ const defaultIo: CliIo = {
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
   let parsed: ParsedArgs;
   try {
-    parsed = parseArgs(argv);
+    parsed = parseArgs(argv, io.env ?? process.env);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.err(`gpucloud-emulator: ${e.message}`);

@@ -31,6 +31,14 @@ describe("parseArgs", () => {
     expect(parseArgs([]).options).toEqual({});
   });
 
+  test("without --user, the account comes from GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD (no password in argv)", () => {
+    const env = { GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD: "from-env-secret" };
+    expect(parseArgs([], env).options.users).toEqual([{ username: "ci", password: "from-env-secret" }]);
+    // --user wins over the environment; a half-set environment is ignored.
+    expect(parseArgs(["--user", "a:b"], env).options.users).toEqual([{ username: "a", password: "b" }]);
+    expect(parseArgs([], { GPUCLOUD_USERNAME: "ci" }).options.users).toBeUndefined();
+  });
+
   test.each([
     [["--port", "70000"], /--port/],
     [["--port", "abc"], /--port/],
