@@ -1,4 +1,4 @@
-import { describeOffer, selectFlavors, type Flavor, type FlavorFilter } from "../client";
+import { describeFilter, describeOffer, selectFlavors, type Flavor, type FlavorFilter } from "../client";
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
 import type { FlavorQuery, FlavorResult } from "./protocol";
@@ -32,7 +32,7 @@ export async function findFlavors(ctx: RuntimeContext, query: FlavorQuery): Prom
   const groups = await withClient(ctx, query.base_url, (client) => client.listFlavors(filter.regionId));
   const matches = selectFlavors(groups, filter);
   if (matches.length === 0 && !allowEmpty) {
-    throw new Error(`no flavor matches ${describeFilter(filter)}. ${describeOffer(groups, filter)}`);
+    throw new Error(`no flavor matches (${describeFilter(filter)}). ${describeOffer(groups, filter)}`);
   }
   const normalized = matches.map(normalize);
   const cheapest: Flavor | undefined = matches[0];
@@ -70,20 +70,6 @@ export function filterFromQuery(query: FlavorQuery): FlavorFilter {
     spot: parseBool(query.spot, "spot"),
     maxPricePerHour,
   };
-}
-
-/** `gpu=H100, gpu_count=1, in stock, on-demand, price <= 3, region "x"` */
-export function describeFilter(filter: FlavorFilter): string {
-  const parts: string[] = [];
-  if (filter.gpu) parts.push(`gpu=${filter.gpu}`);
-  if (filter.gpuCount !== undefined) parts.push(`gpu_count=${filter.gpuCount}`);
-  if (filter.minGpuCount !== undefined) parts.push(`gpu_count>=${filter.minGpuCount}`);
-  if (filter.inStockOnly) parts.push("in stock");
-  if (filter.spot === true) parts.push("spot");
-  if (filter.spot === false) parts.push("on-demand (not spot)");
-  if (filter.maxPricePerHour !== undefined) parts.push(`price<=${filter.maxPricePerHour}/h`);
-  const where = filter.regionId ? ` in region_id "${filter.regionId}"` : " in any region";
-  return (parts.length ? `{${parts.join(", ")}}` : "{any flavor}") + where;
 }
 
 function text(value: string | undefined): string | undefined {
