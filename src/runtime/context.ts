@@ -16,6 +16,7 @@ export interface RuntimeContext {
  */
 export function connect(ctx: RuntimeContext, baseUrlOverride?: string): GpuCloudClient {
   const config = loadConfig(ctx.env, baseUrlOverride);
+  ctx.out.info(`credentials from ${config.credentialSource}`);
   return new GpuCloudClient({
     baseUrl: config.baseUrl,
     credentials: config.credentials,
