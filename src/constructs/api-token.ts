@@ -1,27 +1,31 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, Op, Token } from "cdktf";
+import { ref } from "cdktf/lib/tfExpression";
 import { Construct } from "constructs";
 import {
   IN_SYNC,
-  CredentialEnv,
+  InventoryResultField,
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
+  type TokenAttributes,
   type TokenQuery,
 } from "../runtime/protocol";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { externalProgram, provisionerCommand } from "./runtime-script";
-import { characterCount, checkBaseUrl, isKnown, propError } from "./validation";
+import { terraformLiteral } from "./terraform-literal";
+import { TokenInventory } from "./token-inventory";
+import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
 const NAME_MAX_LENGTH = 50;
 
 export interface ApiTokenProps {
   /**
-   * The token's name, 1 to 50 characters. It identifies the token: the first deploy adopts a
-   * token that already has this name instead of creating a second one. Changing it renames the
-   * same token.
+   * The token's name, 1 to 50 characters, not blank. It identifies the token: the first deploy
+   * adopts a token that already has this name instead of creating a second one. Changing it
+   * renames the same token within one apply; `previousNames` makes a rename independent of that.
    */
   readonly name: string;
   /**
@@ -30,6 +34,15 @@ export interface ApiTokenProps {
    */
   readonly description?: string;
   /**
+   * Names this token had before, most recent first. When no token has `name`, a token with one
+   * of these names is renamed to `name`, never a new token created. Unlike the hand-off between
+   * the two halves of a replacement, this works in any run, on any machine, and under
+   * create_before_destroy. Like Terraform's `moved` blocks: keep them while old deployments may
+   * still exist.
+   * @default - no previous names
+   */
+  readonly previousNames?: string[];
+  /**
    * The API's base URL, overriding `GPUCLOUD_BASE_URL` from the environment. Not a secret: it is
    * written into the synthesized configuration.
    * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
@@ -37,17 +50,25 @@ export interface ApiTokenProps {
   readonly baseUrl?: string;
 }
 
+/** A destroy-time provisioner may only refer to `self`; a trigger missing from an older state reads as "". */
+function fromTriggers(trigger: string): string {
+  return `\${lookup(self.triggers, "${trigger}", "")}`;
+}
+
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
  * Terraform. The API has no delete operation: destroying this construct removes it from the
  * state and warns that the token stays active.
  *
- * Behind it, three Terraform objects:
- * - `data.external` "observe", read at every plan: does the API hold the configured token?
+ * Behind it:
+ * - the stack's one `data.external` inventory (shared by every ApiToken of the stack), read at
+ *   every plan: does the API hold each configured token, and what are its attributes?
  * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
- *   change when the configuration changes or the observation finds drift, so Terraform replaces
+ *   change when the configuration changes or the inventory finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
- * - `data.external` "read", after "sync": the attributes this construct exposes.
+ * - `data.external` "read", after "sync", only while the token is being written (count 0
+ *   otherwise): the attributes after the write. In sync, the attributes come from the
+ *   inventory and are known at plan time.
  */
 export class ApiToken extends Construct {
   /** The API's limit on a token's name, in characters. */
@@ -75,34 +96,35 @@ export class ApiToken extends Construct {
 
     this.name = props.name;
     const manageDescription = props.description !== undefined;
+    const previousNames = props.previousNames ?? [];
     const key = this.node.addr;
+    const name = terraformLiteral(props.name);
+    const description = manageDescription ? terraformLiteral(props.description as string) : undefined;
+    const baseUrl = props.baseUrl !== undefined ? terraformLiteral(props.baseUrl) : undefined;
 
-    const query: TokenQuery = {
-      name: props.name,
-      ...(manageDescription ? { description: props.description } : {}),
-      ...(props.baseUrl !== undefined ? { base_url: props.baseUrl } : {}),
-    };
-    const observe = new DataExternal(this, "observe", {
-      program: externalProgram(this, RuntimeCommand.TOKEN_OBSERVE),
-      query: { ...query },
-    });
+    const inventory = TokenInventory.of(this);
+    inventory.register(this, { key, name: props.name, description: props.description, previousNames, baseUrl: props.baseUrl });
+    const observed = (field: string) => inventory.field(key, field);
+    const inSync = Op.eq(observed(InventoryResultField.IN_SYNC), "true");
 
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which forces a replacement, and it becomes
     // "true" when applied, so the next plan finds nothing to do.
     const apiInSync = Fn.conditional(
-      Op.eq(observe.result.lookup("in_sync"), "true"),
+      inSync,
       IN_SYNC,
-      // (Compared with a word, not "": cdktf renders the literals "" and 0 as `undefined`.)
+      // (Compared with a word, not "": cdktf renders the literals "" and 0 as `undefined` in places.)
       Fn.conditional(Op.eq(Fn.timestamp(), "never"), "never", IN_SYNC),
     );
 
     const sync = new Resource(this, "sync", {
       triggers: {
-        [TokenTrigger.NAME]: props.name,
-        ...(manageDescription ? { [TokenTrigger.DESCRIPTION]: props.description as string } : {}),
+        [TokenTrigger.NAME]: name,
+        ...(description !== undefined ? { [TokenTrigger.DESCRIPTION]: description } : {}),
         [TokenTrigger.KEY]: key,
-        ...(props.baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: props.baseUrl } : {}),
+        ...(baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: baseUrl } : {}),
+        [TokenTrigger.WORKSPACE]: "${terraform.workspace}",
+        [TokenTrigger.PATH]: terraformLiteral(this.node.path),
         [TokenTrigger.API_IN_SYNC]: Token.asString(apiInSync),
       },
       provisioners: [
@@ -110,64 +132,65 @@ export class ApiToken extends Construct {
           type: "local-exec",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
-            [TokenEnv.NAME]: props.name,
-            ...(manageDescription ? { [TokenEnv.DESCRIPTION]: props.description as string } : {}),
+            [TokenEnv.NAME]: name,
+            ...(description !== undefined ? { [TokenEnv.DESCRIPTION]: description } : {}),
             [TokenEnv.KEY]: key,
-            ...(props.baseUrl !== undefined ? { [CredentialEnv.BASE_URL]: props.baseUrl } : {}),
+            [TokenEnv.WORKSPACE]: "${terraform.workspace}",
+            [TokenEnv.PATH]: terraformLiteral(this.node.path),
+            ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: terraformLiteral(JSON.stringify(previousNames)) } : {}),
+            ...(baseUrl !== undefined ? { [TokenEnv.BASE_URL]: baseUrl } : {}),
           },
         },
         {
-          // Destroy-time provisioners may only refer to `self`: everything comes from the triggers.
           type: "local-exec",
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
+          // Every trigger through lookup(): triggers added or removed between versions of this
+          // library (base_url, workspace, ...) must never break an apply of an older state.
           environment: {
-            [TokenEnv.NAME]: `\${self.triggers.${TokenTrigger.NAME}}`,
-            [TokenEnv.KEY]: `\${self.triggers.${TokenTrigger.KEY}}`,
-            ...(props.baseUrl !== undefined
-              ? { [CredentialEnv.BASE_URL]: `\${self.triggers.${TokenTrigger.BASE_URL}}` }
-              : {}),
+            [TokenEnv.NAME]: fromTriggers(TokenTrigger.NAME),
+            [TokenEnv.KEY]: fromTriggers(TokenTrigger.KEY),
+            [TokenEnv.WORKSPACE]: fromTriggers(TokenTrigger.WORKSPACE),
+            [TokenEnv.PATH]: fromTriggers(TokenTrigger.PATH),
+            [TokenEnv.BASE_URL]: fromTriggers(TokenTrigger.BASE_URL),
           },
         },
       ],
     });
 
+    // Only for a token being written: read after the write. In sync, there is no instance and
+    // the attributes come from the inventory, known at plan time.
+    const readQuery: TokenQuery = { name, ...(baseUrl !== undefined ? { base_url: baseUrl } : {}) };
     const read = new DataExternal(this, "read", {
       program: externalProgram(this, RuntimeCommand.TOKEN_READ),
-      query: {
-        name: props.name,
-        ...(props.baseUrl !== undefined ? { base_url: props.baseUrl } : {}),
-      },
-      // Read after the write when "sync" changes; at plan time otherwise.
+      query: { ...readQuery },
+      count: Token.asNumber(Fn.conditional(inSync, 0, 1)),
       dependsOn: [sync],
     });
+    const attribute = (inventoryField: string, readField: keyof TokenAttributes) =>
+      Fn.conditional(
+        inSync,
+        observed(inventoryField),
+        Fn.one(ref(`data.external.${read.friendlyUniqueId}[*].result["${readField}"]`)),
+      );
 
-    this.tokenId = read.result.lookup("id");
-    this.token = Token.asString(Fn.sensitive(read.result.lookup("token")));
-    this.createdAt = Token.asNumber(Fn.tonumber(read.result.lookup("created_at")));
-    this.lastUsed = Token.asNumber(Fn.tonumber(read.result.lookup("last_used")));
+    this.tokenId = Token.asString(attribute(InventoryResultField.ID, "id"));
+    this.token = Token.asString(Fn.sensitive(attribute(InventoryResultField.TOKEN, "token")));
+    this.createdAt = Token.asNumber(Fn.tonumber(attribute(InventoryResultField.CREATED_AT, "created_at")));
+    this.lastUsed = Token.asNumber(Fn.tonumber(attribute(InventoryResultField.LAST_USED, "last_used")));
   }
 }
 
 function validateProps(scope: Construct, props: ApiTokenProps): void {
   const kind = "ApiToken";
   if (props === undefined || props === null) throw propError(scope, kind, "props are required (at least a name)");
-  if (!isKnown(props.name)) {
-    if (props.name === undefined) throw propError(scope, kind, "name is required");
-  } else {
-    if (typeof props.name !== "string") throw propError(scope, kind, "name must be a string");
-    const length = characterCount(props.name);
-    if (length < 1 || length > NAME_MAX_LENGTH) {
-      throw propError(
-        scope,
-        kind,
-        `name must be 1 to ${NAME_MAX_LENGTH} characters (the API's limit), got ${length}` +
-          (length > 0 ? `: "${[...props.name].slice(0, NAME_MAX_LENGTH).join("")}…"` : ""),
-      );
-    }
-  }
+  checkTokenName(scope, kind, "name", props.name, NAME_MAX_LENGTH);
   if (isKnown(props.description) && typeof props.description !== "string") {
     throw propError(scope, kind, "description must be a string");
+  }
+  if (props.previousNames !== undefined) {
+    if (!Array.isArray(props.previousNames)) throw propError(scope, kind, "previousNames must be a list of names");
+    props.previousNames.forEach((previous, i) => checkTokenName(scope, kind, `previousNames[${i}]`, previous, NAME_MAX_LENGTH));
   }
   checkBaseUrl(scope, kind, props.baseUrl);
 }
