@@ -5,7 +5,7 @@ import { HANDOFF_DIR } from "./protocol";
 
 /**
  * What the destroy half of a replacement leaves for the create half, and what the create half
- * leaves for the destroy half when they run the other way round (create_before_destroy).
+ * remembers of the token it last applied (for a rename the destroy half never sees).
  *
  * Terraform replaces the `null_resource` on every rename or update. Without create_before_destroy
  * the destroy half runs first; it is the only code that still sees the old name (`self`), so it
@@ -34,24 +34,28 @@ export interface Handoff {
   readonly targetName?: string;
 }
 
-/** Left by a create half for a destroy half that runs after it (create_before_destroy). */
-export interface CreatedMarker {
+/**
+ * Written by every successful create half: the token this construct manages in this workspace,
+ * as last applied from this folder. Under create_before_destroy (forced onto the sync resource
+ * when a consumer has it) Terraform skips destroy-time provisioners, so no hand-off is ever
+ * written; this record is how the create half of a rename still learns the old token, to warn
+ * that it stays active. It is only ever reported, never followed. A destroy removes it.
+ */
+export interface AppliedRecord {
   readonly key: string;
   readonly workspace: string;
-  /** The token the create half ended up managing. */
   readonly id: string;
   readonly name: string;
-  readonly runId: string;
   readonly at: string;
 }
 
-type Kind = "handoff" | "created";
+type Kind = "handoff" | "applied";
 
 function recordPath(cwd: string, kind: Kind, workspace: string, key: string): string {
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(key)) throw new Error(`invalid hand-off key "${key}"`);
   // Workspace names are free text to us: hashed into the file name, kept verbatim inside.
   const ws = createHash("sha256").update(workspace).digest("hex").slice(0, 16);
-  const suffix = kind === "handoff" ? "json" : "created.json";
+  const suffix = kind === "handoff" ? "json" : "applied.json";
   return path.join(cwd, HANDOFF_DIR, `${key}.${ws}.${suffix}`);
 }
 
@@ -114,18 +118,17 @@ export function removeHandoff(cwd: string, workspace: string, key: string): void
   rmSync(recordPath(cwd, "handoff", workspace, key), { force: true });
 }
 
-export function writeCreatedMarker(cwd: string, marker: CreatedMarker): void {
-  writeRecord(recordPath(cwd, "created", marker.workspace, marker.key), marker);
+export function writeAppliedRecord(cwd: string, record: AppliedRecord): void {
+  writeRecord(recordPath(cwd, "applied", record.workspace, record.key), record);
 }
 
-export function readCreatedMarker(cwd: string, workspace: string, key: string, warn: (line: string) => void): CreatedMarker | undefined {
-  const raw = readRecord(recordPath(cwd, "created", workspace, key), cwd, warn);
+export function readAppliedRecord(cwd: string, workspace: string, key: string, warn: (line: string) => void): AppliedRecord | undefined {
+  const raw = readRecord(recordPath(cwd, "applied", workspace, key), cwd, warn);
   if (!raw) return undefined;
-  const ok =
-    raw.key === key && raw.workspace === workspace && typeof raw.id === "string" && typeof raw.name === "string" && typeof raw.runId === "string";
-  return ok ? (raw as unknown as CreatedMarker) : undefined;
+  const ok = raw.key === key && raw.workspace === workspace && typeof raw.id === "string" && typeof raw.name === "string";
+  return ok ? (raw as unknown as AppliedRecord) : undefined;
 }
 
-export function removeCreatedMarker(cwd: string, workspace: string, key: string): void {
-  rmSync(recordPath(cwd, "created", workspace, key), { force: true });
+export function removeAppliedRecord(cwd: string, workspace: string, key: string): void {
+  rmSync(recordPath(cwd, "applied", workspace, key), { force: true });
 }

@@ -1,13 +1,13 @@
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
 import {
-  readCreatedMarker,
+  readAppliedRecord,
   readHandoff,
-  removeCreatedMarker,
+  removeAppliedRecord,
   removeHandoff,
-  writeCreatedMarker,
+  writeAppliedRecord,
   writeHandoff,
-  type Handoff,
+    type Handoff,
 } from "./handoff";
 import { TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
 import { currentRunId } from "./run-scope";
@@ -111,6 +111,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   const scope = tokenScope(ctx.env);
   const runId = deps.runId();
   const handoff = takeHandoff(ctx, scope, name, runId);
+  const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
 
   const managedId = await withClient(ctx, scope.baseUrl, async (client) => {
     const tokens = await allTokens(client, ctx);
@@ -128,6 +129,12 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
     }
     const previous = handedOver || named ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
     const target: TokenView | undefined = handedOver ?? named ?? previous;
+    const leftBehind = lastApplied ? tokens.find((t) => t.id === lastApplied.id && t.name === lastApplied.name) : undefined;
+    const warnLeftBehind = (managed: string): void => {
+      if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
+        warnOldTokenActive(ctx, scope, leftBehind, name, managed);
+      }
+    };
 
     if (!target) {
       if (handoff) {
@@ -136,8 +143,10 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
       const created = await client.createToken({ name, description });
       ctx.out.addSecrets([created.token]);
       ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
+      warnLeftBehind(created.id);
       return created.id;
     }
+    warnLeftBehind(target.id);
     if (!handedOver && !previous) ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another`);
     if (previous) ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name`);
     const changes: string[] = [];
@@ -152,18 +161,32 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
     }
     return target.id;
   });
-  // For a destroy half that runs after this one in the same run (create_before_destroy).
-  writeCreatedMarker(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, runId, at: new Date().toISOString() });
+  writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, at: new Date().toISOString() });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
   removeHandoff(ctx.cwd, scope.workspace, scope.key);
 }
 
 /**
+ * A rename that became a new (or adopted) token: the token this construct managed before, by
+ * this folder's record, still has its old name. This happens under create_before_destroy, where
+ * Terraform runs no destroy-time provisioner and so no hand-off exists.
+ */
+function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenView, name: string, managedId: string): void {
+  ctx.out.warn(
+    `API token "${old.name}" (id ${old.id}), which ${constructLabel(scope)} managed before, stays ACTIVE: ` +
+      `this apply did not rename it to "${name}" but created or adopted API token ${managedId} ` +
+      `(under create_before_destroy Terraform runs no destroy-time provisioner, so there is no hand-off). ` +
+      `Add previousNames: ["${old.name}"] to ${constructLabel(scope)} to make this a rename next time, ` +
+      `and revoke token ${old.id} in the cloud console if it is not needed.`,
+  );
+}
+
+/**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
  * does what is right for both: it leaves a hand-off that only a create half of this same run may
- * take, and warns that the token stays active otherwise. When the create half already ran in
- * this run (create_before_destroy), it says what became of the old token instead. It never
- * fails: a destroy must not be blocked by an API that cannot be reached, since it changes nothing there.
+ * take, and warns that the token stays active otherwise. (Under create_before_destroy Terraform
+ * does not run it at all.) It never fails: a destroy must not be blocked by an API that cannot
+ * be reached, since it changes nothing there.
  */
 export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
   const name = ctx.env[TokenEnv.NAME] ?? "";
@@ -179,14 +202,13 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
       ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
     }
   }
+  // The token is let go: a later create must not take this record for a rename it missed.
+  removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
 
-  const marker = readCreatedMarker(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
-  removeCreatedMarker(ctx.cwd, scope.workspace, scope.key);
-  if (marker && marker.runId === runId) {
-    reportAfterCreate(ctx, scope, name, id, lookedUp, marker);
+  if (lookedUp && id === undefined) {
+    ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
     return;
   }
-
   writeHandoff(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, runId, releasedAt: new Date().toISOString() });
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
   ctx.out.warn(
@@ -194,32 +216,6 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
       `If this is part of a replacement (rename or description change), the new resource takes it over in this apply; ` +
       `if you are destroying it, revoke it in the cloud console.`,
   );
-}
-
-/** The destroy half of a create_before_destroy replacement: the create half already ran. */
-function reportAfterCreate(
-  ctx: RuntimeContext,
-  scope: TokenScope,
-  name: string,
-  id: string | undefined,
-  lookedUp: boolean,
-  marker: { readonly id: string; readonly name: string },
-): void {
-  if (lookedUp && id === undefined) {
-    ctx.out.info(
-      `no API token is named "${name}" any more: the replacement in this apply renamed it to "${marker.name}" (id ${marker.id}); nothing to release`,
-    );
-  } else if (id === marker.id) {
-    ctx.out.info(`API token "${name}" (id ${id}) is the one the replacement in this apply manages; nothing to release`);
-  } else {
-    const which = id ? `"${name}" (id ${id})` : `"${name}"`;
-    ctx.out.warn(
-      `API token ${which} stays ACTIVE: the replacement in this apply ran first (create_before_destroy) and ` +
-        `created or adopted "${marker.name}" (id ${marker.id}) instead of renaming it. ` +
-        `Add previousNames: ["${name}"] to ${constructLabel(scope)} to make this a rename next time, ` +
-        `and revoke ${id ? `token ${id}` : "the old token"} in the cloud console if it is not needed.`,
-    );
-  }
 }
 
 export function errorMessage(err: unknown): string {

@@ -2,10 +2,11 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
-  readCreatedMarker,
+  readAppliedRecord,
   readHandoff,
+  removeAppliedRecord,
   removeHandoff,
-  writeCreatedMarker,
+  writeAppliedRecord,
   writeHandoff,
   type Handoff,
 } from "../../src/runtime/handoff";
@@ -57,10 +58,13 @@ describe("hand-off files", () => {
     expect(existsSync(path.join(tmpdir(), "x.json"))).toBe(false);
   });
 
-  test("created markers are separate records", () => {
+  test("applied records are separate records, per workspace", () => {
     const cwd = dir();
-    writeCreatedMarker(cwd, { key: "c8abc", workspace: "default", id: "tok_9", name: "new", runId: "1@1", at: "now" });
+    writeAppliedRecord(cwd, { key: "c8abc", workspace: "default", id: "tok_9", name: "new", at: "now" });
     expect(readHandoff(cwd, "default", "c8abc", () => undefined)).toBeUndefined();
-    expect(readCreatedMarker(cwd, "default", "c8abc", () => undefined)).toMatchObject({ id: "tok_9", runId: "1@1" });
+    expect(readAppliedRecord(cwd, "prod", "c8abc", () => undefined)).toBeUndefined();
+    expect(readAppliedRecord(cwd, "default", "c8abc", () => undefined)).toMatchObject({ id: "tok_9", name: "new" });
+    removeAppliedRecord(cwd, "default", "c8abc");
+    expect(readAppliedRecord(cwd, "default", "c8abc", () => undefined)).toBeUndefined();
   });
 });

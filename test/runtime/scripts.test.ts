@@ -2,7 +2,7 @@
  * The scripts of a synthesized example stack, run exactly as cdk.tf.json says and as Terraform
  * would run them, against the emulator over loopback HTTP.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App } from "cdktf";
@@ -123,15 +123,11 @@ describe("synthesized scripts against the emulator", () => {
     // A rename is a replacement in Terraform: destroy side first, then the new create side, both
     // children of one process (here this test's; under Terraform the terraform process).
     const renamed = synthesize({ tokenName: "ci-scripts-2", tokenDescription: "v1" });
-    // Under Terraform the creates above belong to earlier runs; here every script is a child of
-    // this one process (one "run"), so the create half's run marker is dropped by hand.
-    const handoffDir = path.join(first.dir, ".gpucloud-handoff");
-    for (const f of readdirSync(handoffDir).filter((f) => f.endsWith(".created.json"))) rmSync(path.join(handoffDir, f));
     const released = record(await runLocalExec(first.dir, s.destroy, env, { triggers: s.triggers }));
     expect(released.code).toBe(0);
     expect(released.stdout).toMatch(/WARNING: API token "ci-scripts" \(id \S+\) is no longer managed .* stays ACTIVE/);
     const handoffs = () => (existsSync(path.join(first.dir, ".gpucloud-handoff")) ? readdirSync(path.join(first.dir, ".gpucloud-handoff")) : []);
-    expect(handoffs().filter((f) => f.startsWith(`${key}.`) && !f.endsWith(".created.json"))).toHaveLength(1);
+    expect(handoffs().filter((f) => f.startsWith(`${key}.`) && !f.endsWith(".applied.json"))).toHaveLength(1);
 
     // Same stack folder (Terraform's working directory), new configuration.
     s = sync(renamed.config);
@@ -140,7 +136,7 @@ describe("synthesized scripts against the emulator", () => {
     expect(renamedRun.stdout).toContain(`API token id ${created.id}: renamed "ci-scripts" to "ci-scripts-2"`);
     const after = emulator.tokens().filter((t) => t.name.startsWith("ci-scripts"));
     expect(after).toEqual([expect.objectContaining({ id: created.id, name: "ci-scripts-2", token: created.token })]);
-    expect(handoffs().filter((f) => !f.endsWith(".created.json"))).toEqual([]);
+    expect(handoffs().filter((f) => !f.endsWith(".applied.json"))).toEqual([]);
 
     // A token that exists before the first apply is adopted, not duplicated.
     const existing = emulator.addToken({ name: "ci-preexisting", description: "made by hand" });
