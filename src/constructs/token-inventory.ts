@@ -86,8 +86,8 @@ export class TokenInventory extends Construct {
     });
   }
 
-  /** A field of the inventory result for one token (see InventoryResultField). */
-  field(key: string, field: string): string {
-    return this.data.result.lookup(inventoryKey(key, field));
+  /** The Terraform address of the inventory's result map, for expressions written as text. */
+  get resultAddress(): string {
+    return `data.external.${this.data.friendlyUniqueId}.result`;
   }
 }

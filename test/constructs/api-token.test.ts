@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
 import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
-import { App, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
+import { App, Fn, Op, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { Construct, Node } from "constructs";
 import { ApiToken } from "../../src";
 
@@ -31,7 +31,7 @@ describe("ApiToken synthesis", () => {
     // Unknown at plan only when the inventory says the API differs.
     const inventoryRef = `data.external.gpucloud-token-inventory_`;
     expect(sync.triggers.api_in_sync).toContain(inventoryRef);
-    expect(sync.triggers.api_in_sync).toContain(`.result["${key}.in_sync"] == "true") ? "true" : (timestamp() == "never") ? "never" : "true"`);
+    expect(sync.triggers.api_in_sync).toContain(`.result["${key}.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
     expect(sync.triggers.api_in_sync).not.toContain("undefined");
 
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
@@ -66,7 +66,7 @@ describe("ApiToken synthesis", () => {
     expect(read.program[2]).toBe("token-read");
     expect(read.query).toEqual({ name: "ci-pipeline" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_/)]);
-    expect(read.count).toBe(`\${(data.external.${inventoryName}.result["${key}.in_sync"] == "true") ? 0 : 1}`);
+    expect(read.count).toBe(`\${data.external.${inventoryName}.result["${key}.in_sync"] == "true" ? 0 : 1}`);
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
@@ -143,9 +143,9 @@ describe("ApiToken synthesis", () => {
     const key = only<any>(json.resource.null_resource).triggers.key;
     expect(json.output.id.value).toMatch(
       new RegExp(
-        `^\\$\\{\\(data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.in_sync"\\] == "true"\\) \\? ` +
+        `^\\$\\{\\(data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.in_sync"\\] == "true" \\? ` +
           `data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.id"\\] : ` +
-          `one\\(data\\.external\\.ci_read_[0-9A-F]+\\[\\*\\]\\.result\\["id"\\]\\)\\}$`,
+          `one\\(data\\.external\\.ci_read_[0-9A-F]+\\[\\*\\]\\.result\\["id"\\]\\)\\)\\}$`,
       ),
     );
     expect(json.output.token.value).toMatch(/^\$\{sensitive\(.*\.token"\] : one\(data\.external\.ci_read_[0-9A-F]+\[\*\]\.result\["token"\]\)\)\}$/);
@@ -154,6 +154,19 @@ describe("ApiToken synthesis", () => {
     expect(json.output.created.value).toContain('result["created_at"]');
     expect(json.output.used.value).toContain('result["last_used"]');
     for (const o of Object.values<any>(json.output)) expect(o.value).not.toContain("undefined");
+  });
+
+  test("attributes compose with cdktf functions and operators, and are made once", () => {
+    const json = synth((stack) => {
+      const token = new ApiToken(stack, "ci", { name: "ci" });
+      expect(token.tokenId).toBe(token.tokenId);
+      new TerraformOutput(stack, "upper", { value: Fn.upper(token.tokenId) });
+      new TerraformOutput(stack, "later", { value: Op.add(token.createdAt, 1) });
+      new TerraformOutput(stack, "text", { value: `id=${token.tokenId}` });
+    });
+    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(data\.external\..* \? .* : one\(.*\)\)\)\}$/);
+    expect(json.output.later.value).toMatch(/^\$\{\(tonumber\(.*\) \+ 1\)\}$/);
+    expect(json.output.text.value).toMatch(/^id=\$\{\(data\.external\..*\)\}$/);
   });
 
   test("gives each token its own key, and shares one provider and one script per stack", () => {
