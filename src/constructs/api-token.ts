@@ -1,4 +1,3 @@
-import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { TerraformStack, Token, type IResolvable } from "cdktf";
 import { ref } from "cdktf/lib/tfExpression";
@@ -9,11 +8,9 @@ import {
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
-  type TokenAttributes,
-  type TokenQuery,
 } from "../runtime/protocol";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
-import { externalProgram, provisionerCommand } from "./runtime-script";
+import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { TokenInventory } from "./token-inventory";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
@@ -66,9 +63,9 @@ function fromTriggers(trigger: string): string {
  * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
  *   change when the configuration changes or the inventory finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
- * - `data.external` "read", after "sync", only while the token is being written (count 0
- *   otherwise): the attributes after the write. In sync, the attributes come from the
- *   inventory and are known at plan time.
+ * - the stack's one `data.external` read after the writes, which has an instance only while
+ *   some token of the stack is being written. In sync, the attributes come from the inventory
+ *   and are known at plan time; being written, from that read.
  */
 export class ApiToken extends Construct {
   /** The API's limit on a token's name, in characters. */
@@ -77,7 +74,7 @@ export class ApiToken extends Construct {
   /** The name, as configured. */
   public readonly name: string;
   /** Builds an attribute's reference; see the constructor. */
-  private readonly attribute: (inventoryField: string, readField: keyof TokenAttributes, wrap: string) => IResolvable;
+  private readonly attribute: (field: string, wrap: string) => IResolvable;
   private readonly attributes = new Map<string, IResolvable>();
 
   constructor(scope: Construct, id: string, props: ApiTokenProps) {
@@ -148,27 +145,18 @@ export class ApiToken extends Construct {
       ],
     });
 
-    // Only for a token being written: read after the write. In sync, there is no instance and
-    // the attributes come from the inventory, known at plan time.
-    const readQuery: TokenQuery = { name, ...(baseUrl !== undefined ? { base_url: baseUrl } : {}) };
-    const read = new DataExternal(this, "read", {
-      program: externalProgram(this, RuntimeCommand.TOKEN_READ),
-      query: { ...readQuery },
-      count: Token.asNumber(`\${${inSync} ? 0 : 1}`),
-      dependsOn: [sync],
-    });
-    // In sync: the inventory's value, known at plan time. Being written: the read's, after the
-    // write. one() of the splat is null while the read has no instance, where [0] would fail.
-    const stack = TerraformStack.of(this);
-    const readAddress = `data.external.${read.friendlyUniqueId}`;
-    this.attribute = (inventoryField, readField, wrap) =>
-      ref(`${wrap}(${inSync} ? ${observed(inventoryField)} : one(${readAddress}[*].result["${readField}"]))`, stack);
+    inventory.addWrite(sync);
 
+    // In sync: the inventory's value, known at plan time. Being written: the stack's read after
+    // the writes. one() of the splat is null while that read has no instance, where [0] would fail.
+    const stack = TerraformStack.of(this);
+    this.attribute = (field, wrap) =>
+      ref(`${wrap}(${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${key}.${field}"]))`, stack);
   }
 
   /** The token's id. */
   public get tokenId(): string {
-    return Token.asString(this.cached(InventoryResultField.ID, "id", ""));
+    return Token.asString(this.cached(InventoryResultField.ID, ""));
   }
 
   /**
@@ -176,25 +164,25 @@ export class ApiToken extends Construct {
    * is marked `sensitive: true`.
    */
   public get token(): string {
-    return Token.asString(this.cached(InventoryResultField.TOKEN, "token", "sensitive"));
+    return Token.asString(this.cached(InventoryResultField.TOKEN, "sensitive"));
   }
 
   /** Creation time as the API reports it (the spec shows neither unit nor epoch). */
   public get createdAt(): number {
-    return Token.asNumber(this.cached(InventoryResultField.CREATED_AT, "created_at", "tonumber"));
+    return Token.asNumber(this.cached(InventoryResultField.CREATED_AT, "tonumber"));
   }
 
   /** Last use as the API reports it; 0 means never used. */
   public get lastUsed(): number {
-    return Token.asNumber(this.cached(InventoryResultField.LAST_USED, "last_used", "tonumber"));
+    return Token.asNumber(this.cached(InventoryResultField.LAST_USED, "tonumber"));
   }
 
   /** Made on first use: a reference costs a stack trace, and most stacks read one or two attributes. */
-  private cached(inventoryField: string, readField: keyof TokenAttributes, wrap: string): IResolvable {
-    let value = this.attributes.get(readField);
+  private cached(field: string, wrap: string): IResolvable {
+    let value = this.attributes.get(field);
     if (!value) {
-      value = this.attribute(inventoryField, readField, wrap);
-      this.attributes.set(readField, value);
+      value = this.attribute(field, wrap);
+      this.attributes.set(field, value);
     }
     return value;
   }

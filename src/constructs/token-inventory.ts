@@ -1,7 +1,7 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
-import { Lazy, TerraformStack } from "cdktf";
+import { Lazy, TerraformStack, Token, type TerraformResource } from "cdktf";
 import { Construct } from "constructs";
-import { InventoryQueryField, RuntimeCommand, inventoryKey } from "../runtime/protocol";
+import { InventoryQueryField, InventoryResultField, RuntimeCommand, inventoryKey } from "../runtime/protocol";
 import { externalProgram } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown, propError } from "./validation";
@@ -38,7 +38,14 @@ export class TokenInventory extends Construct {
   }
 
   readonly data: DataExternal;
+  /**
+   * The same query, read again after the writes: depends on every token's sync resource, and
+   * has an instance only while the inventory finds some token out of sync, so a steady plan
+   * runs one script for the whole stack and an apply one more, whatever the number of tokens.
+   */
+  readonly afterWrite: DataExternal;
   private readonly query: Record<string, string> = {};
+  private readonly writes: string[] = [];
   /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
   private readonly names = new Map<string, string>();
   private readonly previousNames = new Map<string, string>();
@@ -49,6 +56,24 @@ export class TokenInventory extends Construct {
       program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
       query: Lazy.anyValue({ produce: () => ({ ...this.query }) }) as unknown as Record<string, string>,
     });
+    const outOfSync = `[for k, v in ${this.resultAddress} : k if endswith(k, ".${InventoryResultField.IN_SYNC}") && v != "true"]`;
+    this.afterWrite = new DataExternal(this, "after-write", {
+      program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+      query: Lazy.anyValue({ produce: () => ({ ...this.query }) }) as unknown as Record<string, string>,
+      count: Token.asNumber(`\${length(${outOfSync}) > 0 ? 1 : 0}`),
+    });
+    // Filled as tokens are added; cdktf reads it when it synthesizes.
+    this.afterWrite.dependsOn = this.writes;
+  }
+
+  /** A token's sync resource: the read after the writes waits for it. */
+  addWrite(sync: TerraformResource): void {
+    this.writes.push(`${sync.terraformResourceType}.${sync.friendlyUniqueId}`);
+  }
+
+  /** The Terraform address of the read after the writes (a list: it has a count). */
+  get afterWriteAddress(): string {
+    return `data.external.${this.afterWrite.friendlyUniqueId}`;
   }
 
   /** Adds a token; throws when its name or a previous name collides with another token's. */

@@ -21,12 +21,11 @@ export const RuntimeCommand = {
   /** external data source, plan time: list and filter flavors. */
   FLAVORS: "flavors",
   /**
-   * external data source, plan time, one per stack: every managed token's observation and
-   * attributes from one login and one list walk per base URL.
+   * external data source, one per stack, at plan time and again after the writes (only when
+   * some token is being written): every managed token's observation and attributes from one
+   * login and one list walk per base URL.
    */
   TOKEN_INVENTORY: "token-inventory",
-  /** external data source, after the write, only for tokens being written: the token's attributes. */
-  TOKEN_READ: "token-read",
   /** local-exec, creation time: adopt, create, rename or update the token. */
   TOKEN_APPLY: "token-apply",
   /** local-exec, destroy time: hand the token to a replacement, or warn that it stays active. */
@@ -51,13 +50,6 @@ export const SECRET_ENV_NAMES: readonly string[] = [
   CredentialEnv.PASSWORD_MD5,
   CredentialEnv.API_TOKEN,
 ];
-
-/** Query of `token-read` (external data source, all values strings). */
-export interface TokenQuery {
-  readonly name: string;
-  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
-  readonly base_url?: string;
-}
 
 /**
  * The `token-inventory` query and result are flat maps (the external protocol allows nothing
@@ -92,16 +84,6 @@ export const InventoryResultField = {
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
   REASON: "reason",
 } as const;
-
-/** Result of `token-read`. The construct marks `token` sensitive. */
-export interface TokenAttributes {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly token: string;
-  readonly created_at: string;
-  readonly last_used: string;
-}
 
 /** Environment of the `token-apply` and `token-release` provisioners. */
 export const TokenEnv = {

@@ -9,7 +9,7 @@ import {
   writeHandoff,
     type Handoff,
 } from "./handoff";
-import { TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
+import { TokenEnv } from "./protocol";
 import { currentRunId } from "./run-scope";
 import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
 
@@ -20,28 +20,6 @@ export interface TokenCommandDeps {
 }
 
 const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId };
-
-/** After the write, for a token being written: the token's attributes. */
-export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise<TokenAttributes> {
-  const name = requireName(query.name, "query.name");
-  return withClient(ctx, query.base_url || undefined, async (client) => {
-    const token = pickByName(await allTokens(client, ctx), name, ctx.out.warn);
-    if (!token) {
-      throw new Error(
-        `no API token is named "${name}": it was removed or renamed outside Terraform after the plan started; ` +
-          `run the plan again and apply it to recreate it`,
-      );
-    }
-    return {
-      id: token.id,
-      name: token.name,
-      description: token.description ?? "",
-      token: token.token,
-      created_at: String(token.created_at),
-      last_used: String(token.last_used ?? 0),
-    };
-  });
-}
 
 /** The provisioners' common inputs, from their environment. */
 interface TokenScope {

@@ -21,7 +21,7 @@ function only<T>(record: Record<string, T> | undefined): T {
 }
 
 describe("ApiToken synthesis", () => {
-  test("declares the stack inventory, the sync resource and a read that exists only while writing", () => {
+  test("declares the stack inventory, the sync resource and a stack read after the writes that exists only while writing", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci-pipeline", description: "for CI" }));
 
     const sync = only<any>(json.resource.null_resource);
@@ -57,16 +57,19 @@ describe("ApiToken synthesis", () => {
     });
 
     const externals = json.data.external;
-    const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory"))!;
+    expect(Object.keys(externals)).toHaveLength(2);
+    const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))!;
     const inventory = externals[inventoryName];
-    const read = Object.entries<any>(externals).find(([k]) => k.includes("read"))![1];
+    const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
     expect(inventory.query).toEqual({ [`${key}.name`]: "ci-pipeline", [`${key}.description`]: "for CI" });
     expect(inventory.depends_on).toBeUndefined();
-    expect(read.program[2]).toBe("token-read");
-    expect(read.query).toEqual({ name: "ci-pipeline" });
-    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_/)]);
-    expect(read.count).toBe(`\${data.external.${inventoryName}.result["${key}.in_sync"] == "true" ? 0 : 1}`);
+    expect(read.program[2]).toBe("token-inventory");
+    expect(read.query).toEqual(inventory.query);
+    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
+    expect(read.count).toBe(
+      `\${length([for k, v in data.external.${inventoryName}.result : k if endswith(k, ".in_sync") && v != "true"]) > 0 ? 1 : 0}`,
+    );
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
@@ -76,8 +79,11 @@ describe("ApiToken synthesis", () => {
     const json = synth((stack) => {
       for (let i = 0; i < 5; i++) new ApiToken(stack, `t${i}`, { name: `token-${i}`, previousNames: [`old-${i}`] });
     });
-    const inventories = Object.keys(json.data.external).filter((k) => k.startsWith("gpucloud-token-inventory"));
+    const inventories = Object.keys(json.data.external).filter((k) => k.startsWith("gpucloud-token-inventory") && !k.includes("after-write"));
     expect(inventories).toHaveLength(1);
+    expect(Object.keys(json.data.external)).toHaveLength(2);
+    const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
+    expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
     expect(Object.keys(query)).toHaveLength(10);
     for (const sync of Object.values<any>(json.resource.null_resource)) {
@@ -132,7 +138,7 @@ describe("ApiToken synthesis", () => {
     expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
   });
 
-  test("exposes attributes from the inventory while in sync, else from the post-write read; the token wrapped in sensitive()", () => {
+  test("exposes attributes from the inventory while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {
     const json = synth((stack) => {
       const token = new ApiToken(stack, "ci", { name: "ci" });
       new TerraformOutput(stack, "id", { value: token.tokenId });
@@ -145,14 +151,14 @@ describe("ApiToken synthesis", () => {
       new RegExp(
         `^\\$\\{\\(data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.in_sync"\\] == "true" \\? ` +
           `data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.id"\\] : ` +
-          `one\\(data\\.external\\.ci_read_[0-9A-F]+\\[\\*\\]\\.result\\["id"\\]\\)\\)\\}$`,
+          `one\\(data\\.external\\.gpucloud-token-inventory_after-write_[0-9A-F]+\\[\\*\\]\\.result\\["${key}\\.id"\\]\\)\\)\\}$`,
       ),
     );
-    expect(json.output.token.value).toMatch(/^\$\{sensitive\(.*\.token"\] : one\(data\.external\.ci_read_[0-9A-F]+\[\*\]\.result\["token"\]\)\)\}$/);
+    expect(json.output.token.value).toMatch(/^\$\{sensitive\(.*\.token"\] : one\(data\.external\.gpucloud-token-inventory_after-write_[0-9A-F]+\[\*\]\.result\["[0-9a-f]+\.token"\]\)\)\}$/);
     expect(json.output.token.sensitive).toBe(true);
     expect(json.output.created.value).toContain("tonumber(");
-    expect(json.output.created.value).toContain('result["created_at"]');
-    expect(json.output.used.value).toContain('result["last_used"]');
+    expect(json.output.created.value).toContain(`result["${key}.created_at"]`);
+    expect(json.output.used.value).toContain(`result["${key}.last_used"]`);
     for (const o of Object.values<any>(json.output)) expect(o.value).not.toContain("undefined");
   });
 

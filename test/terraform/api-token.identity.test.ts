@@ -16,6 +16,7 @@ import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
+  outputChanges,
   resourceActions,
   startProviderDoubles,
   TerraformRunner,
@@ -255,6 +256,32 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const tf = await p.init();
     await tf.apply({ check: true });
     expect(named("esc-${x}")).toEqual([expect.objectContaining({ description: "uses ${var.y} and %{ if z }" })]);
+    await p.steady();
+  });
+
+  test("changing one token leaves another token's attributes known in the plan", async () => {
+    const two = (descriptionA: string) => (stack: TerraformStack) => {
+      const a = new ApiToken(stack, "a", { name: "known-a", description: descriptionA });
+      const b = new ApiToken(stack, "b", { name: "known-b" });
+      new TerraformOutput(stack, "a_id", { value: a.tokenId });
+      new TerraformOutput(stack, "b_id", { value: b.tokenId });
+      new TerraformOutput(stack, "b_created", { value: b.createdAt });
+    };
+    const p = new Project().synth(two("v1"));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    p.synth(two("v2"));
+    const plan = await tf.plan({ check: true });
+    const outputs = outputChanges(plan.plan!);
+    expect(outputs.b_id.actions).toEqual(["no-op"]);
+    expect(outputs.b_id.after).toBe(named("known-b")[0].id);
+    expect(outputs.b_created.actions).toEqual(["no-op"]);
+    expect(outputs.a_id.actions).toEqual(["update"]);
+    expect(Object.entries(resourceActions(plan.plan!)).filter(([, actions]) => !["read", "no-op"].includes(actions.join()))).toEqual([
+      [expect.stringMatching(/^null_resource\.a_sync_/), ["delete", "create"]],
+    ]);
+    await tf.apply({ check: true });
+    expect(named("known-a")).toEqual([expect.objectContaining({ description: "v2" })]);
     await p.steady();
   });
 

@@ -109,29 +109,32 @@ async function planCost(doubles: ProviderDoubles, n: number, others: number, max
   }
 }
 
-/** The elements one ApiToken declares, written by hand: what synthesis would cost without the library. */
+/** The elements ApiTokens declare, written by hand: what synthesis would cost without the library. */
 function rawElements(stack: TerraformStack, n: number): void {
   new NullProvider(stack, "null");
   new ExternalProvider(stack, "external");
   const query: Record<string, string> = {};
   for (let i = 0; i < n; i++) query[`k${i}.name`] = `raw-${i}`;
   const inventory = new DataExternal(stack, "inventory", { program: ["node", "./script.js", "token-inventory"], query });
+  const syncs: Resource[] = [];
   for (let i = 0; i < n; i++) {
     const inSync = `\${${inventory.fqn}.result["k${i}.in_sync"] == "true"}`;
-    const sync = new Resource(stack, `sync${i}`, {
-      triggers: { name: `raw-${i}`, key: `k${i}`, workspace: "${terraform.workspace}", api_in_sync: inSync },
-      provisioners: [
-        { type: "local-exec", command: "node ./script.js token-apply", environment: { GPUCLOUD_TOKEN_NAME: `raw-${i}`, GPUCLOUD_TOKEN_KEY: `k${i}` } },
-        {
-          type: "local-exec",
-          when: "destroy",
-          command: "node ./script.js token-release",
-          environment: { GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}', GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}' },
-        },
-      ],
-    });
-    new DataExternal(stack, `read${i}`, { program: ["node", "./script.js", "token-read"], query: { name: `raw-${i}` }, dependsOn: [sync] });
+    syncs.push(
+      new Resource(stack, `sync${i}`, {
+        triggers: { name: `raw-${i}`, key: `k${i}`, workspace: "${terraform.workspace}", api_in_sync: inSync },
+        provisioners: [
+          { type: "local-exec", command: "node ./script.js token-apply", environment: { GPUCLOUD_TOKEN_NAME: `raw-${i}`, GPUCLOUD_TOKEN_KEY: `k${i}` } },
+          {
+            type: "local-exec",
+            when: "destroy",
+            command: "node ./script.js token-release",
+            environment: { GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}', GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}' },
+          },
+        ],
+      }),
+    );
   }
+  new DataExternal(stack, "after-write", { program: ["node", "./script.js", "token-inventory"], query, dependsOn: syncs });
 }
 
 function synthTime(n: number, build: (stack: TerraformStack, n: number) => void): number {
