@@ -7,7 +7,7 @@ import {
   removeHandoff,
   writeAppliedRecord,
   writeHandoff,
-    type Handoff,
+  type Handoff,
 } from "./handoff";
 import { TokenEnv } from "./protocol";
 import { currentRunId } from "./run-scope";
