@@ -1,7 +1,7 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Lazy, TerraformStack, Token, type TerraformResource } from "cdktf";
 import { Construct } from "constructs";
-import { InventoryQueryField, InventoryResultField, RuntimeCommand, inventoryKey } from "../runtime/protocol";
+import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, RuntimeCommand, inventoryKey } from "../runtime/protocol";
 import { externalProgram } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown, propError } from "./validation";
@@ -59,7 +59,7 @@ export class TokenInventory extends Construct {
     const outOfSync = `[for k, v in ${this.resultAddress} : k if endswith(k, ".${InventoryResultField.IN_SYNC}") && v != "true"]`;
     this.afterWrite = new DataExternal(this, "after-write", {
       program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
-      query: Lazy.anyValue({ produce: () => ({ ...this.query }) }) as unknown as Record<string, string>,
+      query: Lazy.anyValue({ produce: () => ({ ...this.query, [INVENTORY_AFTER_WRITE]: "true" }) }) as unknown as Record<string, string>,
       count: Token.asNumber(`\${length(${outOfSync}) > 0 ? 1 : 0}`),
     });
     // Filled as tokens are added; cdktf reads it when it synthesizes.

@@ -60,6 +60,12 @@ export function inventoryKey(tokenKey: string, field: string): string {
   return `${tokenKey}.${field}`;
 }
 
+/**
+ * A query key without a token key: present (value "true") only in the stack's read after the
+ * writes, where a managed token that cannot be found is an error rather than an observation.
+ */
+export const INVENTORY_AFTER_WRITE = "after_write";
+
 export const InventoryQueryField = {
   NAME: "name",
   /** Present only when the construct manages the description. */

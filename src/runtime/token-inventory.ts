@@ -1,6 +1,6 @@
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
-import { InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
+import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
 import { allTokens, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
 
 /** One managed token as the stack's inventory query describes it. */
@@ -17,6 +17,7 @@ export interface ManagedToken {
 export function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
+    if (flatKey === INVENTORY_AFTER_WRITE) continue;
     const dot = flatKey.indexOf(".");
     if (dot <= 0) throw new ConfigError(`query key "${flatKey}" is not of the form <token key>.<field>`);
     const key = flatKey.slice(0, dot);
@@ -66,12 +67,13 @@ export function observe(managed: ManagedToken, tokens: readonly TokenView[], war
 }
 
 /**
- * Plan time, once per stack: logs in once and walks the token list once per distinct base URL,
- * and returns, for the managed tokens only, their observation and attributes. Other tokens of
- * the account never leave this process.
+ * Once per stack at plan time (and once more after the writes, when there are any): logs in once
+ * and walks the token list once per distinct base URL, and returns, for the managed tokens only,
+ * their observation and attributes. Other tokens of the account never leave this process.
  */
 export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const managed = parseInventoryQuery(query);
+  const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
   const byBaseUrl = new Map<string, ManagedToken[]>();
   for (const m of managed) {
     const group = byBaseUrl.get(m.baseUrl ?? "");
@@ -82,6 +84,13 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   for (const [baseUrl, group] of byBaseUrl) {
     const tokens = await withClient(ctx, baseUrl || undefined, (client) => allTokens(client, ctx));
     for (const m of group) {
+      if (afterWrite && !pickByName(tokens, m.name)) {
+        // Its attributes would be empty: fail here, saying why, rather than in a consumer.
+        throw new Error(
+          `no API token is named "${m.name}" after the write: it was removed or renamed outside Terraform during this apply; ` +
+            `run the plan again and apply it to recreate it`,
+        );
+      }
       for (const [field, value] of Object.entries(observe(m, tokens, ctx.out.warn))) {
         result[inventoryKey(m.key, field)] = value;
       }

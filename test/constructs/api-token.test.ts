@@ -65,7 +65,7 @@ describe("ApiToken synthesis", () => {
     expect(inventory.query).toEqual({ [`${key}.name`]: "ci-pipeline", [`${key}.description`]: "for CI" });
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
-    expect(read.query).toEqual(inventory.query);
+    expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(read.count).toBe(
       `\${length([for k, v in data.external.${inventoryName}.result : k if endswith(k, ".in_sync") && v != "true"]) > 0 ? 1 : 0}`,

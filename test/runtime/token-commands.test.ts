@@ -11,6 +11,7 @@ import type { RuntimeContext } from "../../src/runtime/context";
 import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/runtime/output";
 import { applyToken, releaseToken } from "../../src/runtime/token-commands";
+import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
 const KEY = "c8feedface";
@@ -149,6 +150,31 @@ describe("token provisioner commands", () => {
     // A description-only change under create_before_destroy keeps the same token: no warning.
     const quiet = await run(applyToken, { cwd, runId: "11@11", env: { GPUCLOUD_TOKEN_NAME: "cbd-new", GPUCLOUD_TOKEN_DESCRIPTION: "d" } });
     expect(quiet).not.toContain("WARNING");
+  });
+
+  test("inventory: only the managed tokens; a missing one is an observation at plan time, an error after the write", async () => {
+    const kept = emulator.addToken({ name: "inv-kept", description: "x" });
+    const ctx: RuntimeContext = {
+      cwd: folder(),
+      out: createOutput(() => undefined, new Redactor([])),
+      env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+    };
+    const query = { "k1.name": "inv-kept", "k1.description": "y", "k2.name": "inv-missing", "k2.previous.0": "inv-kept" };
+    const result = await tokenInventory(ctx, query);
+    expect(result).toMatchObject({
+      "k1.id": kept.id,
+      "k1.token": kept.token,
+      "k1.in_sync": "false",
+      "k1.reason": 'the description of API token "inv-kept" differs',
+      "k2.id": "",
+      "k2.in_sync": "false",
+      "k2.reason": `rename pending from "inv-kept" (id ${kept.id})`,
+    });
+    expect(Object.keys(result).every((k) => k.startsWith("k1.") || k.startsWith("k2."))).toBe(true);
+    expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
+    await expect(tokenInventory(ctx, { ...query, after_write: "true" })).rejects.toThrow(
+      /no API token is named "inv-missing" after the write: it was removed or renamed outside Terraform during this apply/,
+    );
   });
 
   test("blank names are refused by the scripts too", async () => {
