@@ -9,7 +9,8 @@ import {
   writeHandoff,
   type Handoff,
 } from "./handoff";
-import { TokenEnv } from "./protocol";
+import { withNameLock } from "./name-lock";
+import { CredentialEnv, TokenEnv } from "./protocol";
 import { currentRunId } from "./run-scope";
 import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
 
@@ -39,6 +40,12 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
     path: env[TokenEnv.PATH] ?? "",
     baseUrl: env[TokenEnv.BASE_URL] || undefined,
   };
+}
+
+/** How long a create half waits for another one holding the same name: its run's time budget. */
+function lockWaitMs(env: NodeJS.ProcessEnv): number {
+  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 3600) * 1000 : 120_000;
 }
 
 function constructLabel(scope: TokenScope): string {
@@ -91,54 +98,57 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   const handoff = takeHandoff(ctx, scope, name, runId);
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
 
-  const managedId = await withClient(ctx, scope.baseUrl, async (client) => {
-    const tokens = await allTokens(client, ctx);
-    const handedOver =
-      (handoff?.id !== undefined ? tokens.find((t) => t.id === handoff.id) : undefined) ??
-      (handoff ? pickByName(tokens, handoff.name) : undefined);
-    const named = pickByName(tokens, name, ctx.out.warn);
+  const apiUrl = scope.baseUrl ?? ctx.env[CredentialEnv.BASE_URL] ?? "";
+  const managedId = await withClient(ctx, scope.baseUrl, (client) =>
+    withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
+      const tokens = await allTokens(client, ctx);
+      const handedOver =
+        (handoff?.id !== undefined ? tokens.find((t) => t.id === handoff.id) : undefined) ??
+        (handoff ? pickByName(tokens, handoff.name) : undefined);
+      const named = pickByName(tokens, name, ctx.out.warn);
 
-    if (handedOver && named && named.id !== handedOver.id) {
-      throw new Error(
-        `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
-          `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
-          `Nothing was changed.`,
-      );
-    }
-    const previous = handedOver || named ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
-    const target: TokenView | undefined = handedOver ?? named ?? previous;
-    const leftBehind = lastApplied ? tokens.find((t) => t.id === lastApplied.id && t.name === lastApplied.name) : undefined;
-    const warnLeftBehind = (managed: string): void => {
-      if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
-        warnOldTokenActive(ctx, scope, leftBehind, name, managed);
+      if (handedOver && named && named.id !== handedOver.id) {
+        throw new Error(
+          `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
+            `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
+            `Nothing was changed.`,
+        );
       }
-    };
+      const previous = handedOver || named ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
+      const target: TokenView | undefined = handedOver ?? named ?? previous;
+      const leftBehind = lastApplied ? tokens.find((t) => t.id === lastApplied.id && t.name === lastApplied.name) : undefined;
+      const warnLeftBehind = (managed: string): void => {
+        if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
+          warnOldTokenActive(ctx, scope, leftBehind, name, managed);
+        }
+      };
 
-    if (!target) {
-      if (handoff) {
-        ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
+      if (!target) {
+        if (handoff) {
+          ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
+        }
+        const created = await client.createToken({ name, description });
+        ctx.out.addSecrets([created.token]);
+        ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
+        warnLeftBehind(created.id);
+        return created.id;
       }
-      const created = await client.createToken({ name, description });
-      ctx.out.addSecrets([created.token]);
-      ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
-      warnLeftBehind(created.id);
-      return created.id;
-    }
-    warnLeftBehind(target.id);
-    if (!handedOver && !previous) ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another`);
-    if (previous) ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name`);
-    const changes: string[] = [];
-    if (target.name !== name) changes.push(`renamed "${target.name}" to "${name}"`);
-    if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
-    if (changes.length === 0) {
-      ctx.out.info(`API token "${name}" (id ${target.id}) is up to date; no change`);
-    } else {
-      // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
-      await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
-      ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
-    }
-    return target.id;
-  });
+      warnLeftBehind(target.id);
+      if (!handedOver && !previous) ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another`);
+      if (previous) ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name`);
+      const changes: string[] = [];
+      if (target.name !== name) changes.push(`renamed "${target.name}" to "${name}"`);
+      if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
+      if (changes.length === 0) {
+        ctx.out.info(`API token "${name}" (id ${target.id}) is up to date; no change`);
+      } else {
+        // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
+        await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
+        ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
+      }
+      return target.id;
+    }),
+  );
   writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, at: new Date().toISOString() });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
   removeHandoff(ctx.cwd, scope.workspace, scope.key);

@@ -3,12 +3,13 @@
  * so that each rule of the hand-off is tested on its own: which hand-off is followed, which is
  * dropped with a warning, and previousNames.
  */
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/runtime/context";
 import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
+import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { createOutput, Redactor } from "../../src/runtime/output";
 import { applyToken, releaseToken } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
@@ -175,6 +176,39 @@ describe("token provisioner commands", () => {
     await expect(tokenInventory(ctx, { ...query, after_write: "true" })).rejects.toThrow(
       /no API token is named "inv-missing" after the write: it was removed or renamed outside Terraform during this apply/,
     );
+  });
+
+  test("two create halves of one folder with the same name (known only at apply) make one token, not two", async () => {
+    const cwd = folder();
+    emulator.setFaults({ latencyMs: 150 });
+    try {
+      const both = await Promise.all(
+        ["c8aaaa", "c8bbbb"].map((key) => run(applyToken, { cwd, runId: "13@13", env: { GPUCLOUD_TOKEN_NAME: "raced", GPUCLOUD_TOKEN_KEY: key } })),
+      );
+      expect(named("raced")).toHaveLength(1);
+      expect(both.filter((log) => log.includes('created API token "raced"'))).toHaveLength(1);
+      expect(both.filter((log) => log.includes('adopted existing API token "raced"'))).toHaveLength(1);
+    } finally {
+      emulator.setFaults({});
+    }
+    expect(readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("lock-"))).toEqual([]);
+  });
+
+  test("a lock left by a dead process long ago is broken; a fresh one is waited for", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "stale-lock");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    writeFileSync(lockFile, "12345\n");
+    await expect(
+      run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "1" } }),
+    ).rejects.toThrow(/another provisioner in this folder is creating or adopting an API token named "stale-lock"/);
+    expect(named("stale-lock")).toHaveLength(0);
+
+    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    utimesSync(lockFile, old, old);
+    const log = await run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "3" } });
+    expect(log).toContain('created API token "stale-lock"');
+    expect(existsSync(lockFile)).toBe(false);
   });
 
   test("blank names are refused by the scripts too", async () => {
