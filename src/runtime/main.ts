@@ -10,13 +10,14 @@ import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "./output";
 import { RuntimeCommand } from "./protocol";
-import { applyToken, errorMessage, releaseToken } from "./token-commands";
+import { applyToken, errorMessage, readToken, releaseToken } from "./token-commands";
 import { tokenInventory } from "./token-inventory";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
   [RuntimeCommand.FLAVORS]: findFlavors,
   [RuntimeCommand.TOKEN_INVENTORY]: tokenInventory,
+  [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
 };
 
 /** Commands run as `local-exec` provisioners: inputs in the environment, progress on stdout. */

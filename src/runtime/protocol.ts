@@ -26,6 +26,11 @@ export const RuntimeCommand = {
    * login and one list walk per base URL.
    */
   TOKEN_INVENTORY: "token-inventory",
+  /**
+   * external data source: one token's attributes by name. Not used by the constructs (the stack
+   * inventory replaced it); kept as the smallest token read, for `npm run bench:script` and by hand.
+   */
+  TOKEN_READ: "token-read",
   /** local-exec, creation time: adopt, create, rename or update the token. */
   TOKEN_APPLY: "token-apply",
   /** local-exec, destroy time: hand the token to a replacement, or warn that it stays active. */
@@ -90,6 +95,23 @@ export const InventoryResultField = {
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
   REASON: "reason",
 } as const;
+
+/** Query of `token-read` (all values strings). */
+export interface TokenQuery {
+  readonly name: string;
+  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
+  readonly base_url?: string;
+}
+
+/** Result of `token-read`. */
+export interface TokenAttributes {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly token: string;
+  readonly created_at: string;
+  readonly last_used: string;
+}
 
 /** Environment of the `token-apply` and `token-release` provisioners. */
 export const TokenEnv = {

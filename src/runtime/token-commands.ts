@@ -10,7 +10,7 @@ import {
   type Handoff,
 } from "./handoff";
 import { withNameLock } from "./name-lock";
-import { CredentialEnv, TokenEnv } from "./protocol";
+import { CredentialEnv, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
 import { currentRunId } from "./run-scope";
 import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
 
@@ -21,6 +21,23 @@ export interface TokenCommandDeps {
 }
 
 const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId };
+
+/** One token's attributes by name (`token-read`; see RuntimeCommand.TOKEN_READ). */
+export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise<TokenAttributes> {
+  const name = requireName(query.name, "query.name");
+  return withClient(ctx, query.base_url || undefined, async (client) => {
+    const token = pickByName(await allTokens(client, ctx), name, ctx.out.warn);
+    if (!token) throw new Error(`no API token is named "${name}"`);
+    return {
+      id: token.id,
+      name: token.name,
+      description: token.description ?? "",
+      token: token.token,
+      created_at: String(token.created_at),
+      last_used: String(token.last_used ?? 0),
+    };
+  });
+}
 
 /** The provisioners' common inputs, from their environment. */
 interface TokenScope {

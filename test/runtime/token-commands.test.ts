@@ -11,7 +11,7 @@ import type { RuntimeContext } from "../../src/runtime/context";
 import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { createOutput, Redactor } from "../../src/runtime/output";
-import { applyToken, releaseToken } from "../../src/runtime/token-commands";
+import { applyToken, readToken, releaseToken } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
@@ -209,6 +209,17 @@ describe("token provisioner commands", () => {
     const log = await run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "3" } });
     expect(log).toContain('created API token "stale-lock"');
     expect(existsSync(lockFile)).toBe(false);
+  });
+
+  test("token-read: one token's attributes by name", async () => {
+    const token = emulator.addToken({ name: "read-me", description: "r" });
+    const ctx: RuntimeContext = {
+      cwd: folder(),
+      out: createOutput(() => undefined, new Redactor([])),
+      env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+    };
+    expect(await readToken(ctx, { name: "read-me" })).toMatchObject({ id: token.id, token: token.token, description: "r" });
+    await expect(readToken(ctx, { name: "not-there" })).rejects.toThrow(/no API token is named "not-there"/);
   });
 
   test("blank names are refused by the scripts too", async () => {
