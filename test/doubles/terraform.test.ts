@@ -1,6 +1,6 @@
 // Real Terraform against the provider doubles, with hand-written main.tf.json files.
 // One doubles process serves the whole file; each scenario gets its own temp directory.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import {
   describeWithTerraform,
@@ -13,6 +13,7 @@ import {
   resourceActions,
   startProviderDoubles,
   stateResources,
+  terraformBinary,
   TerraformRunner,
   writeTerraformJson,
 } from "../support/terraform";
@@ -60,6 +61,22 @@ function writePrograms(bin: string): void {
     writeFileSync(file, `#!${process.execPath}\n${body}\n`);
     chmodSync(file, 0o755);
   }
+}
+
+/** The terraform executable the harness runs, as an absolute path (searched on PATH if needed). */
+function terraformExecutable(): string {
+  const bin = terraformBinary();
+  if (bin.includes("/")) return path.resolve(bin);
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    const candidate = path.resolve(dir || ".", bin);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // try the next entry
+    }
+  }
+  throw new Error(`${bin} not found on PATH`);
 }
 
 function pidAlive(pid: number): boolean {
@@ -313,6 +330,35 @@ describeWithTerraform("provider doubles under real Terraform", () => {
       expect(res.exitCode).toBe(1);
       expect(res.stderr).toContain("Error: External Program Lookup Failed");
       expect(oneLine(res.stderr)).toContain('Error: exec: "./no-such-program": stat ./no-such-program: no such file or directory');
+    });
+
+    it("fails like the real provider when node is not on Terraform's PATH, even where a login shell would find it", async () => {
+      // Terraform's PATH holds terraform only. $SHELL is bash and its rc files put node's folder
+      // on PATH, as nvm does: a double that ran programs through `$SHELL -i -c` would succeed.
+      const base = makeTempDir("tf-doubles-nonode-");
+      const tfBin = path.join(base, "bin");
+      mkdirSync(tfBin);
+      symlinkSync(terraformExecutable(), path.join(tfBin, "terraform"));
+      const home = path.join(base, "home");
+      mkdirSync(home);
+      const addNode = `export PATH="${path.dirname(process.execPath)}:$PATH"\n`;
+      for (const rc of [".bashrc", ".bash_profile", ".profile"]) writeFileSync(path.join(home, rc), addNode);
+      const shell = ["/bin/bash", "/usr/bin/bash"].find((s) => existsSync(s)) ?? "/bin/sh";
+      const noNodeEnv = { ...env, PATH: tfBin, HOME: home, SHELL: shell, ENV: path.join(home, ".profile") };
+
+      // Shell-safe words, so that the old `$SHELL -i -c "<program joined by spaces>"` would run it.
+      const dir = writeTerraformJson(
+        makeTempDir("tf-doubles-stack-"),
+        { terraform: PROVIDERS, data: { external: { runtime: { program: ["node", "./print-empty.js"] } } } },
+        { "print-empty.js": "process.stdout.write('{}');\n" },
+      );
+      const tf = new TerraformRunner(dir, { doubles, env: noNodeEnv });
+      await tf.init({ check: true });
+      const res = await tf.plan();
+      expect(res.exitCode).toBe(1);
+      expect(res.stderr).toContain("Error: External Program Lookup Failed");
+      expect(oneLine(res.stderr)).toContain('Program: "node" Error: exec: "node": executable file not found in $PATH');
+      expect(res.plan).toBeUndefined();
     });
 
     it("defers the read to apply when it depends on a resource with pending changes", async () => {

@@ -184,10 +184,10 @@ async function readExternal(config: CtyValue, ctx: CallContext, run: ExternalCon
   if (!found.ok) {
     return fail(
       errorDiag(
-      "External Program Lookup Failed",
-      // Verbatim wording of the real provider, including its duplicated first sentence.
-      "The data source received an unexpected error while attempting to parse the query. " +
-        `The data source received an unexpected error while attempting to find the program.
+        "External Program Lookup Failed",
+        // Verbatim wording of the real provider, including its duplicated first sentence.
+        "The data source received an unexpected error while attempting to parse the query. " +
+          `The data source received an unexpected error while attempting to find the program.
 
 The program must be accessible according to the platform where Terraform is running.
 
@@ -197,10 +197,10 @@ If the expected program is relative to the Terraform configuration, it is recomm
 
 The program must also be executable according to the platform where Terraform is running. On Unix-based platforms, the file on the filesystem must have the executable bit set. On Windows-based platforms, no action is typically necessary.
 ` +
-        `\nPlatform: ${process.platform}` +
-        `\nProgram: ${frameworkString(program[0])}` +
-        `\nError: ${found.error}`,
-      attrPath("program"),
+          `\nPlatform: ${process.platform}` +
+          `\nProgram: ${frameworkString(program[0])}` +
+          `\nError: ${found.error}`,
+        attrPath("program"),
       ),
     );
   }
