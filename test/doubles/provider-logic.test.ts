@@ -123,6 +123,10 @@ describe("external program helpers", () => {
     expect(lookPath("./bin/tool", env, dir)).toEqual({ ok: true, path: "./bin/tool" });
     expect(lookPath("tool", { PATH: "bin" }, dir)).toEqual({ ok: true, path: "bin/tool" });
     expect(lookPath("bin", { PATH: "." }, dir)).toEqual({ ok: false, notFound: true, error: 'exec: "bin": executable file not found in $PATH' });
+    // An empty or missing PATH searches nothing, not even the current directory.
+    for (const empty of [{ PATH: "" }, {}]) {
+      expect(lookPath("tool", empty, bin)).toEqual({ ok: false, notFound: true, error: 'exec: "tool": executable file not found in $PATH' });
+    }
   });
 });
 

@@ -404,7 +404,8 @@ describeWithTerraform("provider doubles under real Terraform", () => {
         expect(res.timedOut).toBe(false);
         expect(res.exitCode).toBe(1);
         expect(res.stdout).toContain("Interrupt received");
-        expect(oneLine(res.stderr)).toContain("State: context canceled");
+        // Like cmd.Wait: the killed process's own status, not the context's error.
+        expect(oneLine(res.stderr)).toContain("State: signal: killed");
         expect(await waitFor(() => !pidAlive(programPid), 5_000)).toBe(true);
       } finally {
         if (pidAlive(programPid)) process.kill(programPid, "SIGKILL"); // never leak it

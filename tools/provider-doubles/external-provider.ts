@@ -98,15 +98,19 @@ function runProgram(
     child.stdin.on("error", () => undefined);
     child.stdin.end(stdin);
     child.on("error", (e) => finish({ error: `fork/exec ${cmdPath}: ${goErrnoText(e)}` }));
-    // After a kill, do not wait for grandchildren that may still hold the pipes open.
-    child.on("exit", () => {
-      if (ctx.signal.aborted) finish({ error: "context canceled" });
+    // cmd.Wait prefers the process's own failure ("signal: killed" after the kill) over the
+    // context's error, which it reports only for a program that still exited 0.
+    const outcomeOf = (code: number | null, signal: NodeJS.Signals | null): Omit<RunOutcome, "stdout" | "stderr"> => {
+      if (signal) return { error: `signal: ${signalName(signal)}` };
+      if (code !== 0) return { error: `exit status ${code}` };
+      return ctx.signal.aborted ? { error: "context canceled" } : {};
+    };
+    // Deliberate difference: after a kill, Go would still wait for grandchildren holding the
+    // pipes open (WaitDelay is 0); the double stops waiting so that a test cannot hang.
+    child.on("exit", (code, signal) => {
+      if (ctx.signal.aborted) finish(outcomeOf(code, signal));
     });
-    child.on("close", (code, signal) => {
-      if (ctx.signal.aborted) return finish({ error: "context canceled" });
-      if (signal) return finish({ error: `signal: ${signalName(signal)}` });
-      finish(code === 0 ? {} : { error: `exit status ${code}` });
-    });
+    child.on("close", (code, signal) => finish(outcomeOf(code, signal)));
   });
 }
 

@@ -58,7 +58,9 @@ export function lookPath(file: string, env: NodeJS.ProcessEnv, cwd: string): Loo
     const err = findExecutable(file, cwd);
     return err ? { ok: false, notFound: false, error: `exec: ${goQuote(file)}: ${err}` } : { ok: true, path: file };
   }
-  for (let dir of (env.PATH ?? "").split(path.delimiter)) {
+  // filepath.SplitList: an empty PATH has no entries (not one "." entry).
+  const entries = env.PATH ? env.PATH.split(path.delimiter) : [];
+  for (let dir of entries) {
     if (dir === "") dir = ".";
     const candidate = path.join(dir, file);
     if (findExecutable(candidate, cwd) === undefined) return { ok: true, path: candidate };
