@@ -38,12 +38,15 @@ const PROGRAMS: Record<string, string> = {
         args: process.argv.slice(2).join(" "),
         cwd: process.cwd(),
         env: process.env.DOUBLES_TEST_VAR || "",
+        // Set by go-plugin when Terraform starts a provider; programs inherit it.
+        cookie: process.env.TF_PLUGIN_MAGIC_COOKIE || "",
       }));
     });`,
   "tf-fail": `
     process.stderr.write("boom: the flavor API is down\\n");
     process.exit(3);`,
   "tf-number": `process.stdout.write(JSON.stringify({ count: 1 }));`,
+  "tf-null": `process.stdout.write("null");`,
   // Prints the content of the file named by its first argument (relative to its cwd).
   "tf-cat": `
     const fs = require("fs");
@@ -219,6 +222,26 @@ describeWithTerraform("provider doubles under real Terraform", () => {
       expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
     });
 
+    it("plans an update when the whole triggers map becomes unknown over a null one, then fails the apply like the real provider", async () => {
+      const config = (triggers: string | undefined): object => ({
+        resource: { null_resource: { w: triggers ? { triggers } : {} } },
+      });
+      const tf = stack(config(undefined));
+      await tf.init({ check: true });
+      await tf.apply({ check: true });
+
+      // The conditional is unknown until apply, so the map as a whole is unknown. The real plan
+      // modifier sees no elements in it and nothing missing from the null prior map: an update.
+      writeTerraformJson(tf.dir, { terraform: PROVIDERS, ...config('${timestamp() == "" ? tomap({}) : tomap({ a = "b" })}') });
+      const res = await tf.plan({ detailedExitCode: true, check: true });
+      expect(resourceActions(res.plan!)).toEqual({ "null_resource.w": ["update"] });
+      // At apply the map is known and non-null over a null one, which the same modifier replaces:
+      // Terraform rejects the changed action. (hashicorp/null 3.2.4 does exactly this.)
+      const applied = await tf.apply({ planFile: res.planFile });
+      expect(applied.exitCode).toBe(1);
+      expect(oneLine(applied.stderr)).toContain("changed the planned action from Update to DeleteThenCreate");
+    });
+
     it("replaces a resource whose trigger is another resource's id when that one is replaced", async () => {
       const config = (v: string): object => ({
         resource: {
@@ -276,6 +299,7 @@ describeWithTerraform("provider doubles under real Terraform", () => {
         args: "first arg second",
         cwd: path.join(tf.dir, "sub"),
         env: "from-the-environment",
+        cookie: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
       });
     });
 
@@ -311,6 +335,16 @@ describeWithTerraform("provider doubles under real Terraform", () => {
       expect(res.stderr).toContain("boom: the flavor API is down");
       expect(res.stderr).toContain("State: exit status 3");
       expect(res.plan).toBeUndefined();
+    });
+
+    it("stores a null result when the program prints null, as json.Unmarshal and the framework do", async () => {
+      const tf = stack({
+        data: { external: { nothing: { program: ["tf-null"] } } },
+        output: { is_null: { value: "${data.external.nothing.result == null}" } },
+      });
+      await tf.init({ check: true });
+      await tf.apply({ check: true });
+      expect((await tf.output()).is_null.value).toBe(true);
     });
 
     it("rejects output that is not a JSON object of strings with the real provider's message", async () => {
