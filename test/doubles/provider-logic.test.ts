@@ -72,6 +72,7 @@ describe("external program helpers", () => {
     // A JSON null is a nil map: the framework stores a null `result`, not an empty one.
     expect(goJsonUnmarshalStringMap("null")).toEqual({ ok: true, result: null });
     expect(goJsonUnmarshalStringMap('{"a":null}')).toEqual({ ok: true, result: { a: "" } });
+    expect(goJsonUnmarshalStringMap('{"s":"\\ud83d\\ude00 \\ud800 \\u00e9"}')).toEqual({ ok: true, result: { s: "\u{1f600} \ufffd \u00e9" } });
     const proto = goJsonUnmarshalStringMap('{"__proto__":"x"}');
     expect(proto.ok && Object.keys(proto.result!)).toEqual(["__proto__"]);
     const cases: Array<[string, string]> = [

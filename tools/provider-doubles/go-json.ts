@@ -64,13 +64,15 @@ class Reader {
   }
 
   private members: Array<[string, Kind, string]> = [];
+  /** The text of the string value read last (object members record it). */
+  private lastString = "";
 
   private value(topLevel: boolean): Kind {
     const c = this.buf[this.pos];
     if (c === 0x7b) return this.object(topLevel);
     if (c === 0x5b) return this.array();
     if (c === 0x22) {
-      this.string();
+      this.lastString = this.string();
       return "string";
     }
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
@@ -96,11 +98,9 @@ class Reader {
       this.skipSpace();
       this.expectByte(0x3a, "after object key");
       this.skipSpace();
-      const valueStart = this.pos;
       const kind = this.value(false);
       if (record) {
-        const text = kind === "string" ? (JSON.parse(this.buf.subarray(valueStart, this.pos).toString("utf8")) as string) : "";
-        this.members.push([key, kind, text]);
+        this.members.push([key, kind, kind === "string" ? this.lastString : ""]);
       }
       this.skipSpace();
       if (this.buf[this.pos] === 0x2c) {
@@ -159,7 +159,9 @@ class Reader {
       this.pos++;
     }
     this.pos++; // closing quote
-    return JSON.parse(this.buf.subarray(start, this.pos).toString("utf8")) as string;
+    // Go turns an escaped lone surrogate into U+FFFD; JavaScript would keep it.
+    const text = JSON.parse(this.buf.subarray(start, this.pos).toString("utf8")) as string;
+    return text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
   }
 
   private digits(): number {
