@@ -19,7 +19,12 @@
 //   the `program` attribute; "Program:" shows cmd.Path; stderr is reported only on failure;
 // - output is decoded like json.Unmarshal into map[string]string (go-json.ts), with Go's error
 //   texts; a JSON null gives a null `result`; on success id = "-";
-// - the program is killed (SIGKILL, like exec.CommandContext) when the call is cancelled.
+// - the program is killed (SIGKILL, like exec.CommandContext) when the call is cancelled, and
+//   the error is the process's own ("signal: killed"), as cmd.Wait prefers it.
+// Known differences, all outside what the project's programs do: after a kill the double does
+// not wait for grandchildren holding the pipes; PLUGIN_CLIENT_CERT is not in the environment;
+// invalid UTF-8 in output is replaced per maximal subpart (Node) rather than per byte (Go);
+// "(core dumped)" is never appended to a signal.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { CtyObject, CtyValue, isObject, isUnknown } from "./cty";
