@@ -21,8 +21,8 @@
 //   texts; a JSON null gives a null `result`; on success id = "-";
 // - the program is killed (SIGKILL, like exec.CommandContext) when the call is cancelled, and
 //   the error is the process's own ("signal: killed"), as cmd.Wait prefers it.
-// Known differences, all outside what the project's programs do: after a kill the double does
-// not wait for grandchildren holding the pipes; PLUGIN_CLIENT_CERT is not in the environment;
+// Known differences, all outside what the project's programs do: PLUGIN_CLIENT_CERT is not in
+// the environment;
 // invalid UTF-8 in output is replaced per maximal subpart (Node) rather than per byte (Go);
 // "(core dumped)" is never appended to a signal.
 import { spawn } from "node:child_process";
@@ -110,11 +110,8 @@ function runProgram(
       if (code !== 0) return { error: `exit status ${code}` };
       return ctx.signal.aborted ? { error: "context canceled" } : {};
     };
-    // Deliberate difference: after a kill, Go would still wait for grandchildren holding the
-    // pipes open (WaitDelay is 0); the double stops waiting so that a test cannot hang.
-    child.on("exit", (code, signal) => {
-      if (ctx.signal.aborted) finish(outcomeOf(code, signal));
-    });
+    // Like cmd.Wait with WaitDelay 0, also after a kill: the answer waits until every holder of
+    // the pipes (grandchildren included) has closed them.
     child.on("close", (code, signal) => finish(outcomeOf(code, signal)));
   });
 }
