@@ -73,6 +73,9 @@ describe("external program helpers", () => {
     expect(goJsonUnmarshalStringMap("null")).toEqual({ ok: true, result: null });
     expect(goJsonUnmarshalStringMap('{"a":null}')).toEqual({ ok: true, result: { a: "" } });
     expect(goJsonUnmarshalStringMap('{"s":"\\ud83d\\ude00 \\ud800 \\u00e9"}')).toEqual({ ok: true, result: { s: "\u{1f600} \ufffd \u00e9" } });
+    // Invalid UTF-8: one U+FFFD per byte, as Go's decoder (Node's would merge a truncated sequence).
+    const bytes = Buffer.concat([Buffer.from('{"s":"'), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from('!\u00e9\u{1f600}"}')]);
+    expect(goJsonUnmarshalStringMap(bytes)).toEqual({ ok: true, result: { s: "\ufffd\ufffd\ufffd!\u00e9\u{1f600}" } });
     const proto = goJsonUnmarshalStringMap('{"__proto__":"x"}');
     expect(proto.ok && Object.keys(proto.result!)).toEqual(["__proto__"]);
     const cases: Array<[string, string]> = [

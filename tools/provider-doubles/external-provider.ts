@@ -22,8 +22,7 @@
 // - the program is killed (SIGKILL, like exec.CommandContext) when the call is cancelled, and
 //   the error is the process's own ("signal: killed"), as cmd.Wait prefers it.
 // Known differences, all outside what the project's programs do: PLUGIN_CLIENT_CERT is not in
-// the environment; invalid UTF-8 in output is replaced per maximal subpart (Node) rather than
-// per byte (Go); "(core dumped)" is never appended to a signal.
+// the environment; "(core dumped)" is never appended to a signal.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { CtyObject, CtyValue, isObject, isUnknown } from "./cty";

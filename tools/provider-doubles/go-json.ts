@@ -27,6 +27,43 @@ export function goQuoteChar(b: number): string {
   return `'${s}'`;
 }
 
+/** Second-byte ranges of multi-byte UTF-8 sequences by lead byte (Go's utf8 acceptRanges). */
+function utf8Sequence(lead: number): { length: number; lo: number; hi: number } | undefined {
+  if (lead >= 0xc2 && lead <= 0xdf) return { length: 2, lo: 0x80, hi: 0xbf };
+  if (lead === 0xe0) return { length: 3, lo: 0xa0, hi: 0xbf };
+  if (lead === 0xed) return { length: 3, lo: 0x80, hi: 0x9f };
+  if (lead >= 0xe1 && lead <= 0xef) return { length: 3, lo: 0x80, hi: 0xbf };
+  if (lead === 0xf0) return { length: 4, lo: 0x90, hi: 0xbf };
+  if (lead >= 0xf1 && lead <= 0xf3) return { length: 4, lo: 0x80, hi: 0xbf };
+  if (lead === 0xf4) return { length: 4, lo: 0x80, hi: 0x8f };
+  return undefined;
+}
+
+/** Decodes UTF-8 like Go's unquote: each byte of an invalid sequence becomes one U+FFFD. */
+export function goDecodeUtf8(buf: Buffer): string {
+  let out = "";
+  let i = 0;
+  while (i < buf.length) {
+    const lead = buf[i];
+    if (lead < 0x80) {
+      out += String.fromCharCode(lead);
+      i++;
+      continue;
+    }
+    const seq = utf8Sequence(lead);
+    let valid = seq !== undefined && i + seq.length <= buf.length && buf[i + 1] >= seq.lo && buf[i + 1] <= seq.hi;
+    for (let k = 2; valid && seq !== undefined && k < seq.length; k++) valid = buf[i + k] >= 0x80 && buf[i + k] <= 0xbf;
+    if (valid && seq !== undefined) {
+      out += buf.toString("utf8", i, i + seq.length);
+      i += seq.length;
+    } else {
+      out += "\ufffd";
+      i++;
+    }
+  }
+  return out;
+}
+
 class GoSyntaxError extends Error {}
 
 type Kind = "object" | "array" | "string" | "number" | "bool" | "null";
@@ -160,7 +197,7 @@ class Reader {
     }
     this.pos++; // closing quote
     // Go turns an escaped lone surrogate into U+FFFD; JavaScript would keep it.
-    const text = JSON.parse(this.buf.subarray(start, this.pos).toString("utf8")) as string;
+    const text = JSON.parse(goDecodeUtf8(this.buf.subarray(start, this.pos))) as string;
     return text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
   }
 
