@@ -1,4 +1,5 @@
-import { defaultFlavors, type FlavorRegionGroup } from "../../src/emulator";
+import { defaultFlavors } from "../../src/emulator";
+import type { FlavorRegionGroup } from "../../src/client";
 import { fetchCatalog, UnknownRegionError, type FlavorSource } from "../../src/runtime/flavor-catalog";
 import { selectFlavors } from "../../src/client";
 
@@ -9,7 +10,7 @@ function source(opts: { ignoresRegion?: boolean } = {}): FlavorSource & { calls:
     calls,
     async listFlavors(regionId?: string): Promise<FlavorRegionGroup[]> {
       calls.push(regionId);
-      const all = defaultFlavors();
+      const all = defaultFlavors() as unknown as FlavorRegionGroup[];
       if (regionId === undefined || opts.ignoresRegion) return all;
       return all
         .map((g) => ({ ...g, products: g.products.filter((p) => p.region_id === regionId) }))
