@@ -193,6 +193,8 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     await tf.apply({ check: true });
     const out = await tf.output();
     expect(out.flavor_id.value).toBe("no1-h100x1");
+    expect(out.preferred_flavor_id.value).toBe("no1-h100x1");
+    expect(out.preferred_choice.value).toBe(0);
     expect(emulator.tokens().filter((t) => t.name === "ci-moved")).toHaveLength(1);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
