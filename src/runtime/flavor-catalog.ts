@@ -1,4 +1,4 @@
-import { regionIdsOf, wantedRegions, type FlavorFilter, type FlavorRegionGroup } from "../client";
+import { isGpuCloudError, regionIdsOf, wantedRegions, type FlavorFilter, type FlavorRegionGroup } from "../client";
 
 /** What the catalog is read from: the client's `listFlavors` (one GET /flavors per call). */
 export interface FlavorSource {
@@ -20,7 +20,8 @@ export class UnknownRegionError extends Error {
  * The part of the catalog that `filters` can match, with as few calls as possible: one call for
  * every region when some filter names no region, otherwise one call per distinct region id
  * (compared case-insensitively). The API compares `region_id` as it likes, so a region whose
- * call returns none of its products (another case, or a server that only matches exactly) is
+ * call returns none of its products (another case, or a server that only matches exactly), or
+ * is refused as invalid or not found (the spec does not say what an unknown region gives), is
  * looked up once in the full list; a region id found nowhere fails with the ids that exist.
  * The groups may overlap (a server that ignores `region_id`); selectFlavors keeps each
  * product once and filters by region itself.
@@ -57,7 +58,7 @@ export async function fetchCatalog(source: FlavorSource, filters: readonly Flavo
   const out: FlavorRegionGroup[] = [];
   const missing: string[] = [];
   for (const [key, spelling] of asked) {
-    const groups = await source.listFlavors(spelling);
+    const groups = await listRegion(source, spelling);
     if (offers(groups, key)) {
       out.push(...groups);
       continue;
@@ -71,6 +72,16 @@ export async function fetchCatalog(source: FlavorSource, filters: readonly Flavo
     throw unknown(missing);
   }
   return out;
+}
+
+/** One region's flavors; a refusal of the region id itself counts as "none of its flavors". */
+async function listRegion(source: FlavorSource, regionId: string): Promise<FlavorRegionGroup[]> {
+  try {
+    return await source.listFlavors(regionId);
+  } catch (err) {
+    if (isGpuCloudError(err) && (err.kind === "validation" || err.kind === "not-found")) return [];
+    throw err;
+  }
 }
 
 function offers(groups: readonly FlavorRegionGroup[], regionKey: string): boolean {

@@ -1,10 +1,10 @@
 import { defaultFlavors } from "../../src/emulator";
 import type { FlavorRegionGroup } from "../../src/client";
 import { fetchCatalog, UnknownRegionError, type FlavorSource } from "../../src/runtime/flavor-catalog";
-import { selectFlavors } from "../../src/client";
+import { GpuCloudError, selectFlavors } from "../../src/client";
 
 /** A source that records its calls and filters by exact region id, as the emulator does. */
-function source(opts: { ignoresRegion?: boolean } = {}): FlavorSource & { calls: (string | undefined)[] } {
+function source(opts: { ignoresRegion?: boolean; refusesUnknown?: boolean } = {}): FlavorSource & { calls: (string | undefined)[] } {
   const calls: (string | undefined)[] = [];
   return {
     calls,
@@ -12,6 +12,9 @@ function source(opts: { ignoresRegion?: boolean } = {}): FlavorSource & { calls:
       calls.push(regionId);
       const all = defaultFlavors() as unknown as FlavorRegionGroup[];
       if (regionId === undefined || opts.ignoresRegion) return all;
+      if (opts.refusesUnknown && !all.some((g) => g.products.some((p) => p.region_id === regionId))) {
+        throw new GpuCloudError({ operation: "list flavors (GET /flavors)", kind: "not-found", detail: "HTTP 404: no such region" });
+      }
       return all
         .map((g) => ({ ...g, products: g.products.filter((p) => p.region_id === regionId) }))
         .filter((g) => g.products.length > 0);
@@ -51,6 +54,23 @@ describe("fetchCatalog", () => {
     const matched = selectFlavors(groups, { regionIds: ["canada-central-1"] });
     expect(matched.every((f) => f.region_id === "canada-central-1")).toBe(true);
     expect(matched).toHaveLength(10);
+  });
+
+  test("an API that refuses an unknown region id (404) is asked for the full list, not trusted blindly", async () => {
+    const api = source({ refusesUnknown: true });
+    const groups = await fetchCatalog(api, [{ regionId: "US-EAST-1" }]);
+    expect(api.calls).toEqual(["US-EAST-1", undefined]);
+    expect(selectFlavors(groups, { regionId: "US-EAST-1" })).toHaveLength(9);
+    await expect(fetchCatalog(source({ refusesUnknown: true }), [{ regionId: "mars-1" }])).rejects.toThrow(UnknownRegionError);
+  });
+
+  test("other API failures are not mistaken for an unknown region", async () => {
+    const failing: FlavorSource = {
+      listFlavors: async () => {
+        throw new GpuCloudError({ operation: "list flavors (GET /flavors)", kind: "server", detail: "HTTP 503" });
+      },
+    };
+    await expect(fetchCatalog(failing, [{ regionId: "us-east-1" }])).rejects.toThrow(/503/);
   });
 
   test("an unknown region fails with the region ids that exist", async () => {
