@@ -85,7 +85,8 @@ export function parseCount(value: string | undefined, field: string): number | u
 
 /** A JSON array of non-empty strings; an empty array is "no filter" only if absent, else an error. */
 function parseList(value: string | undefined, field: string): string[] | undefined {
-  if (value === undefined || value === "") return undefined;
+  // "null": `jsonencode` of a Terraform variable that is null, i.e. no filter.
+  if (value === undefined || value === "" || value === "null") return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);

@@ -4,7 +4,7 @@
  * Terraform variables as filter values, region ids in another case, unknown regions, and the
  * ordered fallback of FlavorPreference.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformStack, TerraformVariable } from "cdktf";
@@ -106,10 +106,25 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
         gpuCount: count.numberValue,
       });
       new TerraformOutput(stack, "ids", { value: f.ids });
+      // Variables that are null (set in terraform.tfvars.json below) mean "no filter".
+      const nothing = new TerraformVariable(stack, "nothing", { type: "bool" });
+      const noCount = new TerraformVariable(stack, "no_count", { type: "number" });
+      const noRegions = new TerraformVariable(stack, "no_regions", { type: "list(string)" });
+      const unfiltered = new Flavors(stack, "nulls", {
+        gpu: "H100-94G",
+        spot: nothing.booleanValue,
+        inStockOnly: nothing.booleanValue,
+        minCpu: noCount.numberValue,
+        regionIds: noRegions.listValue,
+      });
+      new TerraformOutput(stack, "unfiltered", { value: unfiltered.ids });
     }, { TF_VAR_in_stock: "true", TF_VAR_spot: "false", TF_VAR_regions: '["us-east-1","norway-east-1"]' });
+    writeFileSync(path.join(tf.dir, "terraform.tfvars.json"), JSON.stringify({ nothing: null, no_count: null, no_regions: null }));
     await tf.apply({ check: true });
+    const out = await tf.output();
     // H100 x1, on demand, in stock, in either region: us1-h100x1 is out of stock.
-    expect((await tf.output()).ids.value).toEqual(["no1-h100x1", "no1-h100-nvlx1"]);
+    expect(out.ids.value).toEqual(["no1-h100x1", "no1-h100-nvlx1"]);
+    expect(out.unfiltered.value).toEqual(["no1-h100-nvlx1"]);
   });
 
   test("an unknown region fails the plan (even with allowEmpty), listing the region ids that exist", async () => {
