@@ -71,6 +71,23 @@ describe("gpucloud CLI", () => {
     expect(readFileSync(path.join(root, "src/cli/gpucloud.ts"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
   });
 
+  test("the compiled bin (lib/cli/gpucloud.js, from npm run build) lists flavors too", async () => {
+    const bin = path.join(root, "lib/cli/gpucloud.js");
+    const ran = await new Promise<Ran>((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, "flavors", "--gpu", "h100-94g-nvl"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    printed.push(ran.stdout, ran.stderr);
+    expect(ran.stderr).toBe("");
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/\nnorway-east-1 +n3-H100-NVLx1 +no1-h100-nvlx1 +H100-94G-NVL x1 /);
+  });
+
   test("--help lists every option and the credential variables", async () => {
     const ran = await run(["flavors", "--help"]);
     expect(ran.code).toBe(0);
