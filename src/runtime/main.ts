@@ -9,12 +9,14 @@ import { loadConfig, secretValues } from "./config";
 import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "./output";
-import { RuntimeCommand } from "./protocol";
+import { preferFlavor } from "./preference-command";
+import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
 import { applyToken, errorMessage, observeToken, readToken, releaseToken } from "./token-commands";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
   [RuntimeCommand.FLAVORS]: findFlavors,
+  [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
   [RuntimeCommand.TOKEN_OBSERVE]: (ctx, q) => observeToken(ctx, { name: q.name, description: q.description, base_url: q.base_url }),
   [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
 };
