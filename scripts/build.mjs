@@ -6,6 +6,7 @@ import { build } from "esbuild";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { runtimeBundlePlugin } from "./bundle/runtime-plugin.mjs";
 import toolBundle from "./tool-bundle-options.cjs";
 
 const { toolBundleOptions } = toolBundle;
@@ -26,6 +27,8 @@ const runtime = await build({
   minifySyntax: true,
   banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
   logLevel: "warning",
+  // Terraform starts the script once per read: load only the parts of undici it uses.
+  plugins: [runtimeBundlePlugin()],
   metafile: true,
 });
 // What the bundle is made of, for `npm run bench:script` (build/ is never published).
