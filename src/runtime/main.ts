@@ -5,6 +5,7 @@
  *
  * See ./protocol.ts for the commands and how Terraform calls each of them.
  */
+import { setFlagsFromString } from "node:v8";
 import { loadConfig, secretValues } from "./config";
 import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
@@ -112,6 +113,11 @@ function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 if (require.main === module) {
+  // Terraform runs `node <script>`, so V8 flags can only be set from here (before undici compiles
+  // its WebAssembly HTTP parser on the first connection). Liftoff, V8's baseline compiler, is
+  // quick for the few responses one run parses; without this flag V8 also optimises the whole
+  // parser in the background, and the process cannot end until that is done (~100 ms per run).
+  setFlagsFromString("--liftoff-only");
   startWatchdog(process.env, (t) => process.stderr.write(t));
   void main({
     argv: process.argv.slice(2),
@@ -120,7 +126,20 @@ if (require.main === module) {
     readStdin: () => readAll(process.stdin),
     writeStdout: (t) => process.stdout.write(t),
     writeStderr: (t) => process.stderr.write(t),
-  }).then((code) => {
-    process.exitCode = code;
-  });
+  }).then(exitWhenFlushed);
+}
+
+/**
+ * Ends the process once everything written so far has reached stdout and stderr, instead of
+ * waiting for the event loop to drain: nothing a command leaves behind (a watchdog timer, a
+ * closing socket, a pending retry sleep after an error) is worth a moment of Terraform's time.
+ */
+function exitWhenFlushed(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const flushed = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write("", flushed);
+  process.stderr.write("", flushed);
 }
