@@ -124,7 +124,7 @@ function bundleComposition(): Array<[string, number]> | undefined {
   const byPackage = new Map<string, number>();
   for (const [input, info] of Object.entries<any>(output.inputs)) {
     const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
-    const key = match ? match[1]! : input.startsWith("src/") ? "src (this library)" : input;
+    const key = match ? match[1]! : input.startsWith("src/") ? "src (this library)" : input.startsWith("scripts/") ? "scripts/bundle (shims)" : input;
     byPackage.set(key, (byPackage.get(key) ?? 0) + info.bytesInOutput);
   }
   return [...byPackage.entries()].sort((a, b) => b[1] - a[1]);
