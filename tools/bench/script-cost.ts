@@ -8,7 +8,10 @@
  * is made of, from the esbuild metafile when the build left one), median and p90 wall time,
  * their ratio, mean CPU time and peak RSS (both from GNU time; "n/a" without /usr/bin/time).
  *
- *   node build/tools/script-cost.js [--runs N] [--command token-read|flavors]
+ *   node build/tools/script-cost.js [--runs N] [--command token-read|flavors] [--also OTHER-BUILD.js ...]
+ *
+ * `--also` adds another build of the script (say, the bundle of an older commit) to the same
+ * alternating session, so a before/after comparison sees the same machine.
  *
  * Targets (issue 7): median wall time <= 1.3x the baseline's, peak RSS <= 60 MiB.
  */
@@ -45,17 +48,22 @@ interface Case {
   check(stdout: string): void;
 }
 
-function parseArgs(argv: readonly string[]): { runs: number; commands: string[] } {
+const USAGE = "usage: script-cost [--runs N] [--command token-read|flavors] [--also OTHER-BUILD.js ...]";
+
+function parseArgs(argv: readonly string[]): { runs: number; commands: string[]; others: string[] } {
   let runs = 21;
   let commands = ["token-read", "flavors"];
+  const others: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--runs") runs = Number(argv[++i]);
     else if (arg === "--command") commands = [String(argv[++i])];
-    else throw new Error(`unknown argument ${arg}; usage: script-cost [--runs N] [--command token-read|flavors]`);
+    else if (arg === "--also") others.push(path.resolve(String(argv[++i])));
+    else throw new Error(`unknown argument ${arg}; ${USAGE}`);
   }
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
-  return { runs, commands };
+  for (const other of others) if (!existsSync(other)) throw new Error(`--also ${other}: no such file`);
+  return { runs, commands, others };
 }
 
 function cases(emulator: RunningEmulator): Case[] {
@@ -134,7 +142,7 @@ function bundleComposition(): Array<[string, number]> | undefined {
 }
 
 async function main(): Promise<void> {
-  const { runs, commands } = parseArgs(process.argv.slice(2));
+  const { runs, commands, others } = parseArgs(process.argv.slice(2));
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run npm run build`);
   const hasTime = existsSync(GNU_TIME);
 
@@ -159,13 +167,20 @@ async function main(): Promise<void> {
     const rssFile = hasTime ? path.join(work, "rss") : undefined;
     const rows: string[][] = [];
     let allMet = true;
+    // The script first, then any --also builds (e.g. an older bundle), then the baseline.
+    const programs = [
+      { label: "script", file: BUNDLE },
+      ...others.map((file) => ({ label: path.relative(ROOT, file).startsWith("..") ? file : path.relative(ROOT, file), file })),
+      { label: "baseline", file: BASELINE },
+    ];
     for (const c of cases(emulator).filter((x) => commands.includes(x.command))) {
-      const samples: Record<"script" | "baseline", Sample[]> = { script: [], baseline: [] };
+      const samples: Sample[][] = programs.map(() => []);
       for (let i = 0; i < WARMUP_RUNS + runs; i++) {
-        const order: Array<"script" | "baseline"> = i % 2 === 0 ? ["script", "baseline"] : ["baseline", "script"];
-        for (const who of order) {
-          const sample = await runOnce(who === "script" ? BUNDLE : BASELINE, c, env, rssFile);
-          if (i >= WARMUP_RUNS) samples[who].push(sample);
+        // Rotate who goes first, so that each program meets the same mix of machine states.
+        for (let k = 0; k < programs.length; k++) {
+          const p = (i + k) % programs.length;
+          const sample = await runOnce(programs[p]!.file, c, env, rssFile);
+          if (i >= WARMUP_RUNS) samples[p]!.push(sample);
         }
       }
       const stat = (s: Sample[]) => ({
@@ -175,18 +190,22 @@ async function main(): Promise<void> {
         // A mean, not a median: single readings are in steps of 10 ms.
         cpu: hasTime ? s.reduce((sum, x) => sum + x.cpuMs!, 0) / s.length : undefined,
       });
-      const script = stat(samples.script);
-      const baseline = stat(samples.baseline);
-      const ratio = script.median / baseline.median;
-      const met = ratio <= TARGET_RATIO && (script.rss === undefined || mib(script.rss) <= TARGET_RSS_MIB);
-      allMet &&= met;
+      const stats = samples.map(stat);
+      const baseline = stats[stats.length - 1]!;
       const rss = (kib?: number) => (kib === undefined ? "n/a" : `${mib(kib).toFixed(1)} MiB`);
       const cpu = (ms?: number) => (ms === undefined ? "n/a" : fmtMs(ms));
-      const cpuRatio = script.cpu !== undefined && baseline.cpu ? `${(script.cpu / baseline.cpu).toFixed(2)}x` : "n/a";
-      rows.push(
-        [c.command, "script", fmtMs(script.median), fmtMs(script.p90), `${ratio.toFixed(2)}x`, cpu(script.cpu), cpuRatio, rss(script.rss), met ? "ok" : "MISSED"],
-        [c.command, "baseline", fmtMs(baseline.median), fmtMs(baseline.p90), "1.00x", cpu(baseline.cpu), "1.00x", rss(baseline.rss), ""],
-      );
+      programs.forEach((program, p) => {
+        const s = stats[p]!;
+        const ratio = s.median / baseline.median;
+        const cpuRatio = s.cpu !== undefined && baseline.cpu ? `${(s.cpu / baseline.cpu).toFixed(2)}x` : "n/a";
+        let target = "";
+        if (p === 0) {
+          const met = ratio <= TARGET_RATIO && (s.rss === undefined || mib(s.rss) <= TARGET_RSS_MIB);
+          allMet &&= met;
+          target = met ? "ok" : "MISSED";
+        }
+        rows.push([c.command, program.label, fmtMs(s.median), fmtMs(s.p90), `${ratio.toFixed(2)}x`, cpu(s.cpu), cpuRatio, rss(s.rss), target]);
+      });
     }
     const header = ["command", "program", "median wall", "p90 wall", "ratio", "mean CPU", "CPU ratio", "peak RSS (max)", "target"];
     const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => r[col]!.length)));
