@@ -7,6 +7,8 @@
 // - undici's client-h2.js   → undici-no-h2.cjs (no node:http2, no node:tls at start-up)
 // - undici's fetch body.js  → undici-no-fetch-body.cjs (no fetch/FormData implementation)
 // - node:assert in undici   → assert-lite.cjs (plain invariant checks)
+// - undici's llhttp wasm    → llhttp-liftoff.cjs around it (no background optimising compile)
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,6 +30,21 @@ export function runtimeBundlePlugin() {
       swap(/^\.\/client-h2\.js$/, "undici-no-h2.cjs");
       swap(/^\.\.\/web\/fetch\/body\.js$/, "undici-no-fetch-body.cjs");
       swap(/^(node:)?assert$/, "assert-lite.cjs");
+
+      // The wasm byte modules, each behind the wrapper that compiles it with Liftoff only.
+      build.onResolve({ filter: /^\.\.\/llhttp\/llhttp(_simd)?-wasm\.js$/ }, (args) =>
+        inUndici(args.importer)
+          ? { path: path.resolve(args.resolveDir, args.path), namespace: "llhttp-liftoff" }
+          : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: "llhttp-liftoff" }, (args) => ({
+        contents: readFileSync(path.join(here, "llhttp-liftoff.cjs"), "utf8").replaceAll(
+          "__LLHTTP_WASM__",
+          JSON.stringify(args.path),
+        ),
+        resolveDir: here,
+        loader: "js",
+      }));
     },
   };
 }

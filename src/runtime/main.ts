@@ -5,7 +5,6 @@
  *
  * See ./protocol.ts for the commands and how Terraform calls each of them.
  */
-import { setFlagsFromString } from "node:v8";
 import { loadConfig, secretValues } from "./config";
 import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
@@ -113,11 +112,6 @@ function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 if (require.main === module) {
-  // Terraform runs `node <script>`, so V8 flags can only be set from here (before undici compiles
-  // its WebAssembly HTTP parser on the first connection). Liftoff, V8's baseline compiler, is
-  // quick for the few responses one run parses; without this flag V8 also optimises the whole
-  // parser in the background, and the process cannot end until that is done (~100 ms per run).
-  setFlagsFromString("--liftoff-only");
   startWatchdog(process.env, (t) => process.stderr.write(t));
   void main({
     argv: process.argv.slice(2),

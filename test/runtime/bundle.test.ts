@@ -95,6 +95,9 @@ describe("runtime bundle", () => {
     for (const builtin of ["node:http2", "node:assert", "node:sqlite", "node:zlib"]) {
       expect(text).not.toContain(`require("${builtin}")`);
     }
+    // undici's wasm parser is compiled with Liftoff only, and the flag is reset after the compile.
+    expect(text).toContain('"--liftoff-only"');
+    expect(text).toContain('"--no-liftoff-only"');
   });
 
   test("a malformed response is reported with zod's English message", async () => {
