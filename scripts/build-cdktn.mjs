@@ -15,7 +15,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+// `--root DIR` (tests): derive DIR/lib-cdktn from DIR/lib instead of this repository's.
+const rootArg = process.argv.indexOf("--root");
+const root = rootArg > 0 ? path.resolve(process.argv[rootArg + 1]) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const lib = path.join(root, "lib");
 const out = path.join(root, "lib-cdktn");
 const bindings = path.join(lib, "cdktn-bindings");
