@@ -104,7 +104,8 @@ describe("npm pack --dry-run", () => {
 describe("published manifest", () => {
   test("consumers get no install-time script; the build runs on prepack", () => {
     for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(manifest.scripts[hook]).toBeUndefined();
-    expect(manifest.scripts.prepack).toBe("npm run build");
+    // A clean build: no stale module from an earlier build can ship.
+    expect(manifest.scripts.prepack).toMatch(/rmSync\(d, \{ recursive: true, force: true \}\).* && npm run build$/);
     // `npm test` (what .ci/run and the README call after `npm ci`) still builds first.
     expect(manifest.scripts.pretest).toMatch(/npm run build/);
   });
