@@ -1,11 +1,10 @@
 // The packed library in a project made like `cdktf init --template=typescript` makes one: its
 // entry points type-check under every module resolution such projects use, and load and
 // synthesize from the installed layout (both flavours).
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { makeConsumer, packLibrary, run } from "./consumer";
-import { typecheck } from "./consumer";
+import { makeConsumer, packLibrary, run, typecheck } from "./consumer";
 
 const CDKTF_APP = `import { App, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, Flavors, type ApiTokenProps } from "cdktf-gpucloud";
@@ -36,8 +35,7 @@ new TerraformOutput(stack, "o", { value: flavors.cheapestId });
 export const id: string = token.tokenId;
 `;
 
-// The same, but putting a cdktf construct in a cdktn stack must NOT type-check... it does, since
-// both take a constructs.Construct scope; what must fail is importing a name that is not there.
+// Proves the check can fail: a name the cdktn entry does not export.
 const BROKEN = `import { NoSuchConstruct } from "cdktf-gpucloud/cdktn";
 export const x = NoSuchConstruct;
 `;
@@ -66,8 +64,8 @@ describe("the packed library in a cdktf-init-style project", () => {
     rmSync(consumer, { recursive: true, force: true });
   });
 
-  test.each(Object.entries(RESOLUTIONS))("tsc --noEmit passes for the main entry, /emulator, /client and /cdktn under %s", (_name, overrides) => {
-    const res = typecheck(consumer, _name.replace(/\W+/g, "-"), overrides, ["cdktf-app.ts", "cdktn-app.ts"]);
+  test.each(Object.entries(RESOLUTIONS))("tsc --noEmit passes for the main entry, /emulator, /client and /cdktn under %s", (name, overrides) => {
+    const res = typecheck(consumer, name.replace(/\W+/g, "-"), overrides, ["cdktf-app.ts", "cdktn-app.ts"]);
     expect(`${res.stdout}${res.stderr}`).toBe("");
     expect(res.status).toBe(0);
   });
@@ -78,7 +76,7 @@ describe("the packed library in a cdktf-init-style project", () => {
     expect(res.stdout).toMatch(/TS2305: Module '"cdktf-gpucloud\/cdktn"' has no exported member 'NoSuchConstruct'/);
   });
 
-  test("every entry point loads with node, and the bin is executable", () => {
+  test("every entry point loads with node, and every bin runs", () => {
     const res = run(
       process.execPath,
       ["-e", `for (const m of ["cdktf-gpucloud", "cdktf-gpucloud/cdktn", "cdktf-gpucloud/emulator", "cdktf-gpucloud/client"]) console.log(m, Object.keys(require(m)).sort().join(","))`],
@@ -88,8 +86,14 @@ describe("the packed library in a cdktf-init-style project", () => {
     expect(res.stdout).toMatch(/^cdktf-gpucloud\/cdktn \S*ApiToken\S*Flavors/m);
     expect(res.stdout).toMatch(/^cdktf-gpucloud\/emulator \S*startEmulator/m);
     expect(res.stdout).toMatch(/^cdktf-gpucloud\/client \S*GpuCloudClient/m);
-    const help = run(process.execPath, [path.join(consumer, "node_modules", "cdktf-gpucloud", "lib", "emulator", "cli.js"), "--help"], consumer);
-    expect(help.stdout).toMatch(/^Usage: gpucloud-emulator/);
+    // Every bin runs from the installed package (so nothing it imports was left out of the tarball).
+    const installed = path.join(consumer, "node_modules", "cdktf-gpucloud");
+    const bins = (JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8")) as { bin: Record<string, string> }).bin;
+    expect(Object.keys(bins)).toContain("gpucloud-emulator");
+    for (const [name, file] of Object.entries(bins)) {
+      const help = run(process.execPath, [path.join(installed, file), "--help"], consumer);
+      expect([name, help.stdout]).toEqual([name, expect.stringMatching(/^Usage: /)]);
+    }
   });
 
   test.each([
@@ -106,7 +110,7 @@ new Flavors(stack, "f", { regionId: "r", gpu: "H100" });
 app.synth();`;
     run(process.execPath, ["-e", script], consumer);
     const stackDir = path.join(outdir, "stacks", "s");
-    const json = JSON.parse(require("node:fs").readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8"));
+    const json = JSON.parse(readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8"));
     expect(Object.keys(json.resource)).toEqual(["null_resource"]);
     expect(Object.keys(json.data)).toEqual(["external"]);
     expect(Object.keys(json.provider).sort()).toEqual(["external", "null"]);
