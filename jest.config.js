@@ -9,7 +9,8 @@ module.exports = {
   // The example imports the library by its package name, as users do; in tests that name means
   // the sources, so no stale lib/ is ever exercised. (The runtime script itself is always the
   // bundle in lib/assets, built by `npm test`'s pretest step.)
-  moduleNameMapper: { "^cdktf-gpucloud$": "<rootDir>/src/index.ts" },
+  // The CDK Terrain flavour exists only as build output (derived from lib/ by scripts/build-cdktn.mjs).
+  moduleNameMapper: { "^cdktf-gpucloud$": "<rootDir>/src/index.ts", "^cdktf-gpucloud/cdktn$": "<rootDir>/lib-cdktn/index.js" },
   // Terraform-driven suites start processes and run terraform; give them room.
   testTimeout: 120000,
   maxWorkers: 2,

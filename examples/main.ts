@@ -1,6 +1,8 @@
 /**
- * Example: a CI stack that picks the cheapest in-stock, on-demand H100 flavor in a region and
- * creates (or adopts) the API token the CI pipeline uses.
+ * Example: a CI stack that picks the cheapest in-stock, on-demand H100 flavor in a region (any
+ * H100 variant: `gpu: "H100"` matches H100-80G-PCIe, H100-80G-SXM5, H100-94G-NVL, ...), a
+ * fallback flavor for when that region has none, and creates (or adopts) the API token the CI
+ * pipeline uses.
  *
  *   GPUCLOUD_BASE_URL=... GPUCLOUD_USERNAME=... GPUCLOUD_PASSWORD=... npx cdktf-cli deploy
  *
@@ -9,7 +11,7 @@
  */
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
-import { ApiToken, Flavors } from "cdktf-gpucloud";
+import { ApiToken, FlavorPreference, Flavors } from "cdktf-gpucloud";
 
 export interface GpuCiStackProps {
   /** Region to run GPU jobs in. */
@@ -35,6 +37,16 @@ export class GpuCiStack extends TerraformStack {
       spot: false,
     });
 
+    // Ordered preference: an H100 in the pipeline's region, else an 80 GB H100 anywhere, else
+    // two A100-80G or L40S. The first choice with a match wins, the cheapest within it.
+    const fallback = new FlavorPreference(this, "gpu-choice", {
+      choices: [
+        { regionId: props.regionId, gpu: "H100", gpuCount: 1, inStockOnly: true, spot: false },
+        { gpu: "H100-80G", gpuCount: 1, inStockOnly: true, spot: false },
+        { gpus: ["A100-80G", "L40S"], gpuCount: 2, spot: false },
+      ],
+    });
+
     const token = new ApiToken(this, "ci-token", {
       name: props.tokenName,
       description: props.tokenDescription,
@@ -44,6 +56,8 @@ export class GpuCiStack extends TerraformStack {
     new TerraformOutput(this, "flavor_name", { value: h100.cheapestName });
     new TerraformOutput(this, "flavor_price", { value: h100.cheapestPrice });
     new TerraformOutput(this, "flavor_matches", { value: h100.count });
+    new TerraformOutput(this, "preferred_flavor_id", { value: fallback.flavorId });
+    new TerraformOutput(this, "preferred_choice", { value: fallback.choice });
     new TerraformOutput(this, "token_id", { value: token.tokenId });
     new TerraformOutput(this, "token_created_at", { value: token.createdAt });
     // Terraform refuses to print a sensitive value in an output that is not marked sensitive.

@@ -26,5 +26,5 @@ export {
   LoginResponseSchema,
 } from "./schemas";
 export type { ApiToken, Flavor, FlavorRegionGroup, LoginData, TokenList, EnvelopeBase } from "./schemas";
-export { selectFlavors, describeOffer, describeFilter, isSpotFlavor, gpuModel } from "./flavor-filter";
+export { selectFlavors, describeOffer, describeFilter, isSpotFlavor, gpuModel, gpuMatches, compareFlavors, regionIdsOf, wantedRegions, wantedGpus, formatPrice } from "./flavor-filter";
 export type { FlavorFilter } from "./flavor-filter";

@@ -10,7 +10,7 @@
  * - Required fields that are missing or mistyped fail validation; {@link formatIssues} turns
  *   the issues into `data[0].products[2].price: expected number, received string`.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** An optional field (an optional key in the inferred type) where `null` means the same as absent. */
 function optional<T extends z.ZodType>(schema: T) {

@@ -1,37 +1,20 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Fn, Op, Token, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { RuntimeCommand, type FlavorQuery } from "../runtime/protocol";
+import { RuntimeCommand } from "../runtime/protocol";
+import type { FlavorFilterProps } from "./flavor-filter-props";
+import { checkBoolean, validateFlavorFilter } from "./flavor-filter-validation";
+import { filterQuery, scalarText } from "./flavor-query";
 import { ensureExternalProvider } from "./providers";
 import { externalProgram } from "./runtime-script";
-import { checkBaseUrl, isKnown, propError } from "./validation";
+import { checkBaseUrl } from "./validation";
 
-export interface FlavorsProps {
-  /** Only flavors of this region (passed to the API as `region_id`). @default - every region */
-  readonly regionId?: string;
-  /**
-   * GPU model, matched case-insensitively and ignoring the `-spot` suffix, so "h100" matches
-   * both "H100" and "H100-spot" (use `spot` to choose). @default - any model
-   */
-  readonly gpu?: string;
-  /** Exactly this many GPUs. @default - any count */
-  readonly gpuCount?: number;
-  /** At least this many GPUs. @default - any count */
-  readonly minGpuCount?: number;
-  /**
-   * Only flavors the API reports in stock (`stock_available: true`). A flavor whose stock the API
-   * does not report is left out, since nothing says it can be had. @default false
-   */
-  readonly inStockOnly?: boolean;
-  /** true: only spot flavors (GPU model with `-spot`); false: no spot flavors. @default - both */
-  readonly spot?: boolean;
-  /** At most this price per hour, in the API's `price` units. @default - no limit */
-  readonly maxPricePerHour?: number;
+export interface FlavorsProps extends FlavorFilterProps {
   /**
    * When nothing matches, succeed with an empty result instead of failing the plan. The
-   * `cheapest*` attributes are then null. @default false
+   * `cheapest*` attributes are then "" (text) and null (numbers). @default false
    */
-  readonly allowEmpty?: boolean;
+  readonly allowEmpty?: boolean | IResolvable;
   /**
    * The API's base URL, overriding `GPUCLOUD_BASE_URL` from the environment. Not a secret.
    * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
@@ -41,8 +24,9 @@ export interface FlavorsProps {
 
 /**
  * The GPU flavors that match a filter, looked up at plan time (an external data source, read
- * at every plan) and sorted by price, then name. A filter that matches nothing fails the plan
- * with a message saying what the region does offer, unless `allowEmpty` is set.
+ * at every plan; one API call per region asked for) and sorted by price, then name. A filter
+ * that matches nothing fails the plan with a message saying what the regions do offer, unless
+ * `allowEmpty` is set. To fall back from one filter to another, use `FlavorPreference`.
  */
 export class Flavors extends Construct {
   /**
@@ -73,18 +57,8 @@ export class Flavors extends Construct {
     validateProps(this, props);
     ensureExternalProvider(this);
 
-    // The query is map(string): numbers known at synth time are written as strings; a token is
-    // left for Terraform to convert.
-    const numberText = (n: number) => (isKnown(n) ? String(n) : Token.asString(n));
-    const query: { -readonly [K in keyof FlavorQuery]: string } = {};
-    if (props.regionId !== undefined) query.region_id = props.regionId;
-    if (props.gpu !== undefined) query.gpu = props.gpu;
-    if (props.gpuCount !== undefined) query.gpu_count = numberText(props.gpuCount);
-    if (props.minGpuCount !== undefined) query.min_gpu_count = numberText(props.minGpuCount);
-    if (props.inStockOnly !== undefined) query.in_stock_only = String(props.inStockOnly);
-    if (props.spot !== undefined) query.spot = String(props.spot);
-    if (props.maxPricePerHour !== undefined) query.max_price_per_hour = numberText(props.maxPricePerHour);
-    if (props.allowEmpty !== undefined) query.allow_empty = String(props.allowEmpty);
+    const query: Record<string, string> = filterQuery(props);
+    if (props.allowEmpty !== undefined) query.allow_empty = scalarText(props.allowEmpty);
     if (props.baseUrl !== undefined) query.base_url = props.baseUrl;
 
     const lookup = new DataExternal(this, "lookup", {
@@ -110,37 +84,7 @@ export class Flavors extends Construct {
 }
 
 function validateProps(scope: Construct, props: FlavorsProps): void {
-  const kind = "Flavors";
-  const count = (name: "gpuCount" | "minGpuCount") => {
-    const value = props[name];
-    if (isKnown(value) && (typeof value !== "number" || !Number.isInteger(value) || value < 1)) {
-      throw propError(scope, kind, `${name} must be a whole number of at least 1, got ${String(value)}`);
-    }
-  };
-  count("gpuCount");
-  count("minGpuCount");
-  if (isKnown(props.gpuCount) && isKnown(props.minGpuCount) && props.gpuCount! < props.minGpuCount!) {
-    throw propError(
-      scope,
-      kind,
-      `gpuCount (${props.gpuCount}) is below minGpuCount (${props.minGpuCount}): no flavor could match`,
-    );
-  }
-  const price = props.maxPricePerHour;
-  if (isKnown(price) && (typeof price !== "number" || !Number.isFinite(price) || price <= 0)) {
-    throw propError(scope, kind, `maxPricePerHour must be a number greater than 0, got ${String(price)}`);
-  }
-  for (const name of ["regionId", "gpu"] as const) {
-    const value = props[name];
-    if (isKnown(value) && (typeof value !== "string" || value.trim() === "")) {
-      throw propError(scope, kind, `${name} must be a non-empty string when given`);
-    }
-  }
-  for (const name of ["inStockOnly", "spot", "allowEmpty"] as const) {
-    const value = props[name];
-    if (value !== undefined && typeof value !== "boolean") {
-      throw propError(scope, kind, `${name} must be true or false, got ${String(value)}`);
-    }
-  }
-  checkBaseUrl(scope, kind, props.baseUrl);
+  validateFlavorFilter(scope, "Flavors", props);
+  checkBoolean(scope, "Flavors", props.allowEmpty, "allowEmpty");
+  checkBaseUrl(scope, "Flavors", props.baseUrl);
 }

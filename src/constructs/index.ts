@@ -1,2 +1,4 @@
 export * from "./api-token";
+export * from "./flavor-filter-props";
 export * from "./flavors";
+export * from "./flavor-preference";

@@ -15,17 +15,24 @@ Options:
   --host H              address to listen on (default 127.0.0.1; keep it on loopback)
   --port N              port, 0 = a random free port (default 0)
   --user NAME:PASSWORD  an account that can log in; repeatable. Puts the password in the
-                        process list: for throwaway test passwords only. Without --user, the
-                        account is GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD from the environment
-                        (the variables the Terraform scripts read), else demo:demo-password
+                        process list: for throwaway test passwords only.
   --access-ttl SECONDS  access token lifetime (default 1800)
   --refresh-ttl SECONDS refresh token lifetime (default 7200)
   --latency MS          delay added to every API response (default 0)
   --verbose             print one line per request (method, path, status, duration)
   --help                print this help
 
-Control surface (no authentication, test use only): GET /_emulator/state,
-POST /_emulator/faults, POST /_emulator/tokens, DELETE /_emulator/tokens/{id}.`;
+Accounts: --user if given; else GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD from the environment
+(the variables the Terraform scripts read; both must be set); else the demo account
+demo:demo-password, which the startup lines name.
+
+Control surface (not part of the API; no authentication, keep it on loopback):
+  GET    /_emulator/state                 tokens (with values), request statistics, faults
+  POST   /_emulator/faults                set injected faults (JSON body, as setFaults())
+  POST   /_emulator/tokens                add a token as if made in the console
+  DELETE /_emulator/tokens/{id}           delete a token as if in the console
+  POST   /_emulator/expire-access-tokens  make every issued access token expire now
+  POST   /_emulator/reset-stats           zero the request statistics`;
 
 export interface CliIo {
   readonly out: (line: string) => void;
@@ -49,6 +56,28 @@ function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_I
     throw new UsageError(`${flag} must be an integer between ${min} and ${max} (got "${raw}")`);
   }
   return Number(raw);
+}
+
+/**
+ * The account the Terraform scripts will log in with, without a password on a command line.
+ * Half of it is an error, not a reason to fall back to the demo account: the scripts would then
+ * fail to log in with a confusing 401 instead of this message.
+ */
+function accountFromEnv(env: NodeJS.ProcessEnv): EmulatorUser | undefined {
+  const username = env.GPUCLOUD_USERNAME ?? "";
+  const password = env.GPUCLOUD_PASSWORD ?? "";
+  if (username === "" && password === "") {
+    if (env.GPUCLOUD_PASSWORD_MD5) {
+      throw new UsageError("GPUCLOUD_PASSWORD_MD5 is set without GPUCLOUD_USERNAME: set GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD (the emulator needs the plain password), or pass --user");
+    }
+    return undefined;
+  }
+  if (username === "") throw new UsageError("GPUCLOUD_PASSWORD is set but GPUCLOUD_USERNAME is not: set both, or pass --user NAME:PASSWORD");
+  if (password === "") {
+    const md5 = env.GPUCLOUD_PASSWORD_MD5 ? " (GPUCLOUD_PASSWORD_MD5 is not enough: the emulator needs the plain password)" : "";
+    throw new UsageError(`GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not${md5}: set both, or pass --user NAME:PASSWORD`);
+  }
+  return { username, password };
 }
 
 /** Parses the command line; throws UsageError on anything it does not understand. */
@@ -110,9 +139,9 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
         throw new UsageError(`unknown argument "${flag}"`);
     }
   }
-  // The account the Terraform scripts will log in with, without a password on a command line.
-  if (users.length === 0 && env.GPUCLOUD_USERNAME && env.GPUCLOUD_PASSWORD) {
-    users.push({ username: env.GPUCLOUD_USERNAME, password: env.GPUCLOUD_PASSWORD });
+  if (users.length === 0) {
+    const fromEnv = accountFromEnv(env);
+    if (fromEnv) users.push(fromEnv);
   }
   return {
     help,
@@ -156,8 +185,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     return 1;
   }
   io.out(`gpucloud emulator listening on ${emulator.url}`);
-  const usernames = (parsed.options.users ?? [{ username: "demo" }]).map((u) => u.username);
-  io.out(`users: ${usernames.join(", ")}`);
+  const users = parsed.options.users;
+  io.out(users ? `users: ${users.map((u) => u.username).join(", ")}` : "users: demo (the built-in demo account: no --user, no GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD; see --help)");
 
   await new Promise<void>((resolve) => {
     if (io.signal) {

@@ -9,13 +9,15 @@ import { loadConfig, secretValues } from "./config";
 import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "./output";
-import { RuntimeCommand } from "./protocol";
+import { preferFlavor } from "./preference-command";
+import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
 import { applyToken, errorMessage, readToken, releaseToken } from "./token-commands";
 import { tokenInventory } from "./token-inventory";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
   [RuntimeCommand.FLAVORS]: findFlavors,
+  [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
   [RuntimeCommand.TOKEN_INVENTORY]: tokenInventory,
   [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
 };
@@ -121,7 +123,20 @@ if (require.main === module) {
     readStdin: () => readAll(process.stdin),
     writeStdout: (t) => process.stdout.write(t),
     writeStderr: (t) => process.stderr.write(t),
-  }).then((code) => {
-    process.exitCode = code;
-  });
+  }).then(exitWhenFlushed);
+}
+
+/**
+ * Ends the process once everything written so far has reached stdout and stderr, instead of
+ * waiting for the event loop to drain: nothing a command leaves behind (a watchdog timer, a
+ * closing socket, a pending retry sleep after an error) is worth a moment of Terraform's time.
+ */
+function exitWhenFlushed(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const flushed = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write("", flushed);
+  process.stderr.write("", flushed);
 }

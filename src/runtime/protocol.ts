@@ -20,6 +20,8 @@
 export const RuntimeCommand = {
   /** external data source, plan time: list and filter flavors. */
   FLAVORS: "flavors",
+  /** external data source, plan time: the cheapest match of the first filter that has one. */
+  FLAVOR_PREFERENCE: "flavor-preference",
   /**
    * external data source, one per stack, at plan time and again after the writes (only when
    * some token is being written): every managed token's observation and attributes from one
@@ -165,17 +167,31 @@ export const IN_SYNC = "true";
  */
 export const HANDOFF_DIR = ".gpucloud-handoff";
 
-/** Query of `flavors` (external data source, all values strings; absent = no filter). */
-export interface FlavorQuery {
+/**
+ * The filter part of a flavor query (external data source, all values strings; absent or ""
+ * = no filter). Lists are JSON arrays of strings, e.g. `["norway-east-1","us-east-1"]`.
+ */
+export interface FlavorFilterQuery {
   readonly region_id?: string;
+  /** JSON array of region ids. */
+  readonly region_ids?: string;
   readonly gpu?: string;
+  /** JSON array of GPU models. */
+  readonly gpus?: string;
   readonly gpu_count?: string;
   readonly min_gpu_count?: string;
+  readonly min_cpu?: string;
+  readonly min_ram_gb?: string;
+  readonly min_disk_gb?: string;
   /** "true" | "false" */
   readonly in_stock_only?: string;
   /** "true" keeps only spot flavors, "false" excludes them. */
   readonly spot?: string;
   readonly max_price_per_hour?: string;
+}
+
+/** Query of `flavors`. */
+export interface FlavorQuery extends FlavorFilterQuery {
   /** "true" lets an empty match succeed. */
   readonly allow_empty?: string;
   readonly base_url?: string;
@@ -194,4 +210,34 @@ export interface FlavorResult {
   readonly cheapest_region_id: string;
   readonly cheapest_gpu: string;
   readonly cheapest_gpu_count: string;
+}
+
+/**
+ * Query of `flavor-preference`: the query is a flat map of strings, so choice `i` is written as
+ * the keys of a {@link FlavorFilterQuery} prefixed with {@link flavorChoicePrefix}(i), e.g.
+ * `choice0_gpu`, `choice1_region_ids`; `choice_count` says how many there are.
+ */
+export interface FlavorPreferenceQuery {
+  readonly choice_count: string;
+  readonly base_url?: string;
+  readonly [choiceKey: string]: string | undefined;
+}
+
+/** Prefix of the query keys of choice `index` (0-based). */
+export function flavorChoicePrefix(index: number): string {
+  return `choice${index}_`;
+}
+
+/** Result of `flavor-preference`. */
+export interface FlavorPreferenceResult {
+  /** The chosen flavor as a JSON object with the API's field names (missing fields null). */
+  readonly flavor: string;
+  readonly flavor_id: string;
+  readonly flavor_name: string;
+  readonly price: string;
+  readonly region_id: string;
+  readonly gpu: string;
+  readonly gpu_count: string;
+  /** 0-based index of the choice that matched. */
+  readonly choice: string;
 }

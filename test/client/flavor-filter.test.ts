@@ -1,4 +1,4 @@
-import { describeFilter, describeOffer, gpuModel, isSpotFlavor, selectFlavors } from "../../src/client";
+import { describeFilter, describeOffer, gpuMatches, gpuModel, isSpotFlavor, selectFlavors } from "../../src/client";
 import type { Flavor, FlavorRegionGroup } from "../../src/client";
 
 function f(p: Partial<Flavor> & { id: string }): Flavor {
@@ -50,6 +50,31 @@ describe("spot and model", () => {
   });
 });
 
+describe("gpuMatches: leading dash-separated segments, case and -spot ignored", () => {
+  const cases: Array<[string, string, boolean]> = [
+    ["H100-80G-SXM5", "H100", true],
+    ["H100-80G-PCIe", "h100", true],
+    ["h100-80g-pcie-spot", "H100", true],
+    ["H100-80G-PCIe", "H100-80G", true],
+    ["H100-94G-NVL", "H100-80G", false],
+    ["H100-80G-SXM5", "H10", false],
+    ["H100-80G-SXM5", "H100-80", false],
+    ["H100-80G-PCIe", "H100-80G-PCIe", true],
+    ["H100-80G-SXM5", "H100-80G-PCIe", false],
+    ["h100-80g-pcie-spot", "H100-80G-PCIe", true],
+    ["H100-80G-PCIe", "H100-80G-PCIe-spot", true],
+    ["H100-80G", "H100-80G-PCIe", false],
+    ["RTX-A6000", "RTX", true],
+    ["RTX-A6000", "A6000", false],
+    ["rtx-a6000", "RTX-A6000", true],
+    ["H100", "", false],
+    ["H100", "spot", false],
+  ];
+  test.each(cases)("%s vs %s → %s", (gpu, wanted, expected) => {
+    expect(gpuMatches(gpu, wanted)).toBe(expected);
+  });
+});
+
 describe("selectFlavors", () => {
   it("flattens and sorts by price, then name, then id", () => {
     expect(ids(selectFlavors(groups, {}))).toEqual(["ls", "a1", "c0", "c1", "hs", "a2", "h1", "h2", "h8"]);
@@ -69,6 +94,32 @@ describe("selectFlavors", () => {
     // unknown stock (no field) is not "in stock"
     expect(ids(selectFlavors(groups, { inStockOnly: true, regionId: "r-no" }))).toEqual(["a1", "hs", "a2"]);
     expect(ids(selectFlavors(groups, { regionId: "r-ca" }))).toEqual(["c0", "c1"]);
+  });
+
+  it("matches model families, several models, several regions (any case) and minimums", () => {
+    const real: FlavorRegionGroup[] = [
+      {
+        region: "NORWAY",
+        products: [
+          f({ id: "pcie", region_id: "NORWAY-1", gpu: "H100-80G-PCIe", price: 2, cpu: 28, ram: 180, disk: 100 }),
+          f({ id: "sxm", region_id: "NORWAY-1", gpu: "H100-80G-SXM5", price: 3, cpu: 56, ram: 360, disk: 200 }),
+          f({ id: "nvl", region_id: "NORWAY-1", gpu: "H100-94G-NVL", price: 4, cpu: 32, ram: 188, disk: 100 }),
+          f({ id: "a40", region_id: "NORWAY-1", gpu: "A100-40G-SXM4", price: 1, cpu: 14, ram: 120, disk: 100 }),
+        ],
+      },
+      { region: "US", products: [f({ id: "us", region_id: "us-1", gpu: "h100-80g-pcie-spot", price: 1.5 })] },
+    ];
+    expect(ids(selectFlavors(real, { gpu: "H100" }))).toEqual(["us", "pcie", "sxm", "nvl"]);
+    expect(ids(selectFlavors(real, { gpu: "H100-80G" }))).toEqual(["us", "pcie", "sxm"]);
+    expect(ids(selectFlavors(real, { gpu: "H10" }))).toEqual([]);
+    expect(ids(selectFlavors(real, { gpus: ["A100-40G", "H100-94G-NVL"] }))).toEqual(["a40", "nvl"]);
+    expect(ids(selectFlavors(real, { regionId: "norway-1", gpu: "H100" }))).toEqual(["pcie", "sxm", "nvl"]);
+    expect(ids(selectFlavors(real, { regionIds: ["US-1", "norway-1"], gpu: "H100-80G-PCIe" }))).toEqual(["us", "pcie"]);
+    expect(ids(selectFlavors(real, { minCpu: 30 }))).toEqual(["sxm", "nvl"]);
+    expect(ids(selectFlavors(real, { minRamGb: 185 }))).toEqual(["sxm", "nvl"]);
+    expect(ids(selectFlavors(real, { minDiskGb: 150 }))).toEqual(["sxm"]);
+    // The same product listed twice (two overlapping region calls) is kept once.
+    expect(ids(selectFlavors([...real, ...real], { gpu: "A100" }))).toEqual(["a40"]);
   });
 
   it("applies regionId client-side even if the server returned other regions", () => {
@@ -91,6 +142,7 @@ describe("describeOffer", () => {
   });
 
   it("names the known regions when the asked one does not exist", () => {
+    expect(describeOffer(groups, { regionId: "R-NO" })).toMatch(/^region "Norway East" \(id r-no\) offers:/);
     expect(describeOffer(groups, { regionId: "r-xx" })).toBe(
       'no region has id "r-xx"; regions: "Norway East" (id r-no), "Canada" (id r-ca)',
     );
@@ -103,5 +155,8 @@ describe("describeOffer", () => {
       "gpu H100, 8 GPUs, in stock, no spot, price <= 3.00",
     );
     expect(describeFilter({})).toBe("any flavor");
+    expect(
+      describeFilter({ regionIds: ["a", "b"], gpus: ["H100", "A100-80G"], minCpu: 8, minRamGb: 64, minDiskGb: 200, spot: true }),
+    ).toBe("region ids a/b, gpu H100/A100-80G, at least 8 CPUs, at least 64 GB RAM, at least 200 GB disk, spot only");
   });
 });

@@ -1,4 +1,4 @@
-import { TerraformOutput, TerraformStack, Testing } from "cdktf";
+import { TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { Flavors, type FlavorsProps } from "../../src";
 
 function synth(props: FlavorsProps, outputs?: (f: Flavors, stack: TerraformStack) => void): any {
@@ -46,6 +46,49 @@ describe("Flavors synthesis", () => {
     expect(json.resource).toBeUndefined();
   });
 
+  test("passes the list and minimum filters: JSON arrays and whole numbers as text", () => {
+    const data = lookup(
+      synth({ regionIds: ["norway-east-1", "US-EAST-1"], gpus: ["H100", "A100-80G"], minCpu: 16, minRamGb: 128, minDiskGb: 200 }),
+    );
+    expect(data.query).toEqual({
+      region_ids: '["norway-east-1","US-EAST-1"]',
+      gpus: '["H100","A100-80G"]',
+      min_cpu: "16",
+      min_ram_gb: "128",
+      min_disk_gb: "200",
+    });
+  });
+
+  test("Terraform variables for booleans, numbers and lists are rendered for Terraform to convert, not rejected", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "test");
+    const inStock = new TerraformVariable(stack, "in_stock", { type: "bool" });
+    const spot = new TerraformVariable(stack, "spot", { type: "bool" });
+    const allowEmpty = new TerraformVariable(stack, "allow_empty", { type: "bool" });
+    const count = new TerraformVariable(stack, "count", { type: "number" });
+    const regions = new TerraformVariable(stack, "regions", { type: "list(string)" });
+    const gpu = new TerraformVariable(stack, "model", { type: "string" });
+    new Flavors(stack, "gpu", {
+      inStockOnly: inStock.booleanValue,
+      spot: spot.booleanValue,
+      allowEmpty: allowEmpty.booleanValue,
+      gpuCount: count.numberValue,
+      minCpu: count.numberValue,
+      regionIds: regions.listValue,
+      gpus: [gpu.stringValue, "A100"],
+    });
+    const data = lookup(JSON.parse(Testing.synth(stack)));
+    expect(data.query).toEqual({
+      in_stock_only: "${tostring(var.in_stock)}",
+      spot: "${tostring(var.spot)}",
+      allow_empty: "${tostring(var.allow_empty)}",
+      gpu_count: "${tostring(var.count)}",
+      min_cpu: "${tostring(var.count)}",
+      region_ids: "${jsonencode(var.regions)}",
+      gpus: '${jsonencode([var.model, "A100"])}',
+    });
+  });
+
   test("sends no filter that was not given", () => {
     expect(lookup(synth({})).query).toEqual({});
     expect(lookup(synth({ spot: true })).query).toEqual({ spot: "true" });
@@ -79,6 +122,14 @@ describe("Flavors synthesis", () => {
       ["an empty region", { regionId: " " }, /regionId must be a non-empty string/],
       ["an empty gpu", { gpu: "" }, /gpu must be a non-empty string/],
       ["a non-boolean spot", { spot: "yes" }, /spot must be true or false/],
+      ["a non-boolean allowEmpty", { allowEmpty: 1 }, /allowEmpty must be true or false/],
+      ["gpu and gpus", { gpu: "H100", gpus: ["A100"] }, /Flavors "test\/gpu": give gpu or gpus, not both/],
+      ["regionId and regionIds", { regionId: "a", regionIds: ["b"] }, /give regionId or regionIds, not both/],
+      ["an empty gpus", { gpus: [] }, /gpus must be a list of at least one gpu/],
+      ["a blank entry in regionIds", { regionIds: ["a", " "] }, /regionIds must contain only non-empty strings/],
+      ["minCpu 0", { minCpu: 0 }, /minCpu must be a whole number of at least 1, got 0/],
+      ["minRamGb 1.5", { minRamGb: 1.5 }, /minRamGb must be a whole number/],
+      ["minDiskGb -10", { minDiskGb: -10 }, /minDiskGb must be a whole number/],
       ["a baseUrl with credentials", { baseUrl: "http://a:b@h" }, /baseUrl must not contain credentials/],
     ];
     test.each(cases)("%s", (_label, props, message) => {

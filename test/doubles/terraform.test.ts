@@ -1,6 +1,6 @@
 // Real Terraform against the provider doubles, with hand-written main.tf.json files.
 // One doubles process serves the whole file; each scenario gets its own temp directory.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import {
   describeWithTerraform,
@@ -13,6 +13,7 @@ import {
   resourceActions,
   startProviderDoubles,
   stateResources,
+  terraformBinary,
   TerraformRunner,
   writeTerraformJson,
 } from "../support/terraform";
@@ -37,12 +38,15 @@ const PROGRAMS: Record<string, string> = {
         args: process.argv.slice(2).join(" "),
         cwd: process.cwd(),
         env: process.env.DOUBLES_TEST_VAR || "",
+        // Set by go-plugin when Terraform starts a provider; programs inherit it.
+        cookie: process.env.TF_PLUGIN_MAGIC_COOKIE || "",
       }));
     });`,
   "tf-fail": `
     process.stderr.write("boom: the flavor API is down\\n");
     process.exit(3);`,
   "tf-number": `process.stdout.write(JSON.stringify({ count: 1 }));`,
+  "tf-null": `process.stdout.write("null");`,
   // Prints the content of the file named by its first argument (relative to its cwd).
   "tf-cat": `
     const fs = require("fs");
@@ -60,6 +64,22 @@ function writePrograms(bin: string): void {
     writeFileSync(file, `#!${process.execPath}\n${body}\n`);
     chmodSync(file, 0o755);
   }
+}
+
+/** The terraform executable the harness runs, as an absolute path (searched on PATH if needed). */
+function terraformExecutable(): string {
+  const bin = terraformBinary();
+  if (bin.includes("/")) return path.resolve(bin);
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    const candidate = path.resolve(dir || ".", bin);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // try the next entry
+    }
+  }
+  throw new Error(`${bin} not found on PATH`);
 }
 
 function pidAlive(pid: number): boolean {
@@ -202,6 +222,26 @@ describeWithTerraform("provider doubles under real Terraform", () => {
       expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
     });
 
+    it("plans an update when the whole triggers map becomes unknown over a null one, then fails the apply like the real provider", async () => {
+      const config = (triggers: string | undefined): object => ({
+        resource: { null_resource: { w: triggers ? { triggers } : {} } },
+      });
+      const tf = stack(config(undefined));
+      await tf.init({ check: true });
+      await tf.apply({ check: true });
+
+      // The conditional is unknown until apply, so the map as a whole is unknown. The real plan
+      // modifier sees no elements in it and nothing missing from the null prior map: an update.
+      writeTerraformJson(tf.dir, { terraform: PROVIDERS, ...config('${timestamp() == "" ? tomap({}) : tomap({ a = "b" })}') });
+      const res = await tf.plan({ detailedExitCode: true, check: true });
+      expect(resourceActions(res.plan!)).toEqual({ "null_resource.w": ["update"] });
+      // At apply the map is known and non-null over a null one, which the same modifier replaces:
+      // Terraform rejects the changed action. (hashicorp/null 3.2.4 does exactly this.)
+      const applied = await tf.apply({ planFile: res.planFile });
+      expect(applied.exitCode).toBe(1);
+      expect(oneLine(applied.stderr)).toContain("changed the planned action from Update to DeleteThenCreate");
+    });
+
     it("replaces a resource whose trigger is another resource's id when that one is replaced", async () => {
       const config = (v: string): object => ({
         resource: {
@@ -259,6 +299,7 @@ describeWithTerraform("provider doubles under real Terraform", () => {
         args: "first arg second",
         cwd: path.join(tf.dir, "sub"),
         env: "from-the-environment",
+        cookie: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
       });
     });
 
@@ -296,6 +337,16 @@ describeWithTerraform("provider doubles under real Terraform", () => {
       expect(res.plan).toBeUndefined();
     });
 
+    it("stores a null result when the program prints null, as json.Unmarshal and the framework do", async () => {
+      const tf = stack({
+        data: { external: { nothing: { program: ["tf-null"] } } },
+        output: { is_null: { value: "${data.external.nothing.result == null}" } },
+      });
+      await tf.init({ check: true });
+      await tf.apply({ check: true });
+      expect((await tf.output()).is_null.value).toBe(true);
+    });
+
     it("rejects output that is not a JSON object of strings with the real provider's message", async () => {
       const tf = stack({ data: { external: { numbers: { program: ["tf-number"] } } } });
       await tf.init({ check: true });
@@ -313,6 +364,35 @@ describeWithTerraform("provider doubles under real Terraform", () => {
       expect(res.exitCode).toBe(1);
       expect(res.stderr).toContain("Error: External Program Lookup Failed");
       expect(oneLine(res.stderr)).toContain('Error: exec: "./no-such-program": stat ./no-such-program: no such file or directory');
+    });
+
+    it("fails like the real provider when node is not on Terraform's PATH, even where a login shell would find it", async () => {
+      // Terraform's PATH holds terraform only. $SHELL is bash and its rc files put node's folder
+      // on PATH, as nvm does: a double that ran programs through `$SHELL -i -c` would succeed.
+      const base = makeTempDir("tf-doubles-nonode-");
+      const tfBin = path.join(base, "bin");
+      mkdirSync(tfBin);
+      symlinkSync(terraformExecutable(), path.join(tfBin, "terraform"));
+      const home = path.join(base, "home");
+      mkdirSync(home);
+      const addNode = `export PATH="${path.dirname(process.execPath)}:$PATH"\n`;
+      for (const rc of [".bashrc", ".bash_profile", ".profile"]) writeFileSync(path.join(home, rc), addNode);
+      const shell = ["/bin/bash", "/usr/bin/bash"].find((s) => existsSync(s)) ?? "/bin/sh";
+      const noNodeEnv = { ...env, PATH: tfBin, HOME: home, SHELL: shell, ENV: path.join(home, ".profile") };
+
+      // Shell-safe words, so that the old `$SHELL -i -c "<program joined by spaces>"` would run it.
+      const dir = writeTerraformJson(
+        makeTempDir("tf-doubles-stack-"),
+        { terraform: PROVIDERS, data: { external: { runtime: { program: ["node", "./print-empty.js"] } } } },
+        { "print-empty.js": "process.stdout.write('{}');\n" },
+      );
+      const tf = new TerraformRunner(dir, { doubles, env: noNodeEnv });
+      await tf.init({ check: true });
+      const res = await tf.plan();
+      expect(res.exitCode).toBe(1);
+      expect(res.stderr).toContain("Error: External Program Lookup Failed");
+      expect(oneLine(res.stderr)).toContain('Program: "node" Error: exec: "node": executable file not found in $PATH');
+      expect(res.plan).toBeUndefined();
     });
 
     it("defers the read to apply when it depends on a resource with pending changes", async () => {
@@ -358,7 +438,8 @@ describeWithTerraform("provider doubles under real Terraform", () => {
         expect(res.timedOut).toBe(false);
         expect(res.exitCode).toBe(1);
         expect(res.stdout).toContain("Interrupt received");
-        expect(oneLine(res.stderr)).toContain("State: context canceled");
+        // Like cmd.Wait: the killed process's own status, not the context's error.
+        expect(oneLine(res.stderr)).toContain("State: signal: killed");
         expect(await waitFor(() => !pidAlive(programPid), 5_000)).toBe(true);
       } finally {
         if (pidAlive(programPid)) process.kill(programPid, "SIGKILL"); // never leak it

@@ -34,9 +34,33 @@ describe("parseArgs", () => {
   test("without --user, the account comes from GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD (no password in argv)", () => {
     const env = { GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD: "from-env-secret" };
     expect(parseArgs([], env).options.users).toEqual([{ username: "ci", password: "from-env-secret" }]);
-    // --user wins over the environment; a half-set environment is ignored.
+    // --user wins over the environment (even a half-set one).
     expect(parseArgs(["--user", "a:b"], env).options.users).toEqual([{ username: "a", password: "b" }]);
-    expect(parseArgs([], { GPUCLOUD_USERNAME: "ci" }).options.users).toBeUndefined();
+    expect(parseArgs(["--user", "a:b"], { GPUCLOUD_USERNAME: "ci" }).options.users).toEqual([{ username: "a", password: "b" }]);
+    // Neither variable: the server's demo account (no users option).
+    expect(parseArgs([], {}).options.users).toBeUndefined();
+  });
+
+  test.each([
+    [{ GPUCLOUD_USERNAME: "ci" }, /GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not: set both, or pass --user/],
+    [{ GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD: "" }, /GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not/],
+    [{ GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD_MD5: "0".repeat(32) }, /GPUCLOUD_PASSWORD_MD5 is not enough/],
+    [{ GPUCLOUD_PASSWORD: "pw-secret" }, /GPUCLOUD_PASSWORD is set but GPUCLOUD_USERNAME is not/],
+    [{ GPUCLOUD_PASSWORD_MD5: "0".repeat(32) }, /GPUCLOUD_PASSWORD_MD5 is set without GPUCLOUD_USERNAME/],
+  ])("a half-set account %j fails, naming the variables (no demo fallback)", (env, message) => {
+    expect(() => parseArgs([], env)).toThrow(message);
+    try {
+      parseArgs([], env);
+    } catch (e) {
+      expect(String(e)).not.toContain("pw-secret");
+    }
+  });
+
+  test("main exits 2 on a half-set account, before listening", async () => {
+    const c = capture();
+    expect(await main([], { ...c.io, env: { GPUCLOUD_USERNAME: "ci" } })).toBe(2);
+    expect(c.err[0]).toBe("gpucloud-emulator: GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not: set both, or pass --user NAME:PASSWORD");
+    expect(c.out).toEqual([]);
   });
 
   test.each([
@@ -61,6 +85,15 @@ describe("main (in process)", () => {
     expect(await main(["--help"], c.io)).toBe(0);
     expect(c.out.join("\n")).toBe(USAGE);
     expect(USAGE).toMatch(/--user NAME:PASSWORD/);
+    expect(USAGE).toMatch(/GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD/);
+  });
+
+  test("--help lists every control endpoint the server routes", () => {
+    const server = readFileSync(path.join(__dirname, "../../src/emulator/server.ts"), "utf8");
+    const routes = [...server.matchAll(/\{ template: "(\/_emulator\/[^"]+)", pattern: [^}]*methods: \["(\w+)"\]/g)].map((m) => `${m[2]} ${m[1]}`);
+    expect(routes.length).toBeGreaterThanOrEqual(6);
+    const listed = [...USAGE.matchAll(/^ {2}(GET|POST|PUT|DELETE) +(\/_emulator\/\S+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(listed.sort()).toEqual(routes.sort());
   });
 
   test("bad arguments → message on stderr and exit code 2", async () => {
@@ -127,7 +160,9 @@ describe("compiled CLI (bundled from the sources, run as a process)", () => {
   });
 
   test.each(["SIGTERM", "SIGINT"] as const)("runs until %s, then exits 0", async (signal) => {
-    const child = spawn(process.execPath, [script, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const env = { ...process.env };
+    for (const name of ["GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD", "GPUCLOUD_PASSWORD_MD5"]) delete env[name];
+    const child = spawn(process.execPath, [script, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"], env });
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
@@ -137,7 +172,7 @@ describe("compiled CLI (bundled from the sources, run as a process)", () => {
       expect((await call({ url }, "GET", "/flavors")).status).toBe(401);
       child.kill(signal);
       expect(await exited).toBe(0);
-      expect(stdout).toMatch(/users: demo\n/);
+      expect(stdout).toMatch(/users: demo \(the built-in demo account/);
       expect(stdout).toMatch(/stopped/);
       expect(stdout).not.toContain("demo-password");
     } finally {

@@ -3,8 +3,10 @@ import type { Flavor, FlavorRegionGroup } from "../../src/emulator";
 import { call, login, useEmulator } from "./helpers";
 
 const all = (groups: readonly FlavorRegionGroup[]): Flavor[] => groups.flatMap((g) => [...g.products]);
+const isSpot = (f: Flavor) => /-spot$/i.test(f.gpu);
+const family = (f: Flavor) => f.gpu.split("-")[0].toUpperCase();
 const onDemandH100InStock = (fs: readonly Flavor[]) =>
-  fs.filter((f) => f.gpu === "H100" && f.stock_available === true).sort((a, b) => a.price - b.price);
+  fs.filter((f) => family(f) === "H100" && !isSpot(f) && f.stock_available === true).sort((a, b) => a.price - b.price);
 
 describe("seed data", () => {
   const seed = defaultFlavors();
@@ -17,13 +19,20 @@ describe("seed data", () => {
     for (const g of seed) for (const p of g.products) expect(p.region_name).toBe(g.region);
   });
 
-  test("GPU models, counts, spot variants, stock states and omitted fields are all represented", () => {
-    expect(new Set(flavors.map((f) => f.gpu.replace(/-spot$/, "")))).toEqual(new Set(["H100", "A100", "L40S", "RTX-A6000"]));
+  test("real-world model names with variants, counts, spot, stock states and omitted fields are all represented", () => {
+    const models = new Set(flavors.map((f) => f.gpu.replace(/-spot$/i, "").toUpperCase()));
+    expect(models).toEqual(
+      new Set(["H100-80G-PCIE", "H100-80G-SXM5", "H100-94G-NVL", "A100-80G-PCIE", "A100-40G-SXM4", "A100-80G-SXM4", "L40S-48G", "RTX-A6000"]),
+    );
+    // Some spellings are lower case, as some clouds write them.
+    expect(flavors.some((f) => f.gpu === "h100-80g-pcie-spot")).toBe(true);
+    expect(flavors.some((f) => !isSpot(f) && f.gpu === f.gpu.toLowerCase())).toBe(true);
     expect(new Set(flavors.map((f) => f.gpu_count))).toEqual(new Set([1, 2, 4, 8]));
-    const spot = flavors.filter((f) => f.gpu.endsWith("-spot"));
+    const spot = flavors.filter(isSpot);
     expect(spot.length).toBeGreaterThan(0);
     for (const f of spot) {
-      const base = flavors.find((o) => o.region_id === f.region_id && o.gpu === f.gpu.replace(/-spot$/, "") && o.gpu_count === f.gpu_count);
+      const model = f.gpu.replace(/-spot$/i, "").toLowerCase();
+      const base = flavors.find((o) => o.region_id === f.region_id && o.gpu.toLowerCase() === model && o.gpu_count === f.gpu_count);
       expect(base).toBeDefined();
       expect(f.price).toBeLessThan(base!.price);
     }
@@ -44,7 +53,8 @@ describe("seed data", () => {
     const global = onDemandH100InStock(flavors);
     expect(global[0].id).toBe("no1-h100x1");
     expect(global[1].price).toBeGreaterThan(global[0].price);
-    expect(flavors.filter((f) => f.region_id === "canada-central-1" && f.gpu.startsWith("H100"))).toEqual([]);
+    expect(norway[0]).toMatchObject({ name: "n3-H100x1", price: 2.89, gpu: "H100-80G-PCIe", gpu_count: 1 });
+    expect(flavors.filter((f) => f.region_id === "canada-central-1" && family(f) === "H100")).toEqual([]);
   });
 
   test("every call returns a fresh copy", () => {

@@ -12,10 +12,13 @@ import { runExternal, runLocalExec, type Ran } from "../support/synthesized-comm
 
 const PASSWORD = "scripts-test-password-81f2";
 
+/** An on-demand H100 of any variant (`H100-80G-PCIe`, `H100-94G-NVL`, ...), as `gpu: "H100"` matches. */
+const onDemandH100 = (gpu: string) => /^h100(-|$)/i.test(gpu) && !/-spot$/i.test(gpu);
+
 /** A region of the seed data that offers an in-stock, on-demand, single H100. */
 function h100Region(): string {
   for (const group of defaultFlavors()) {
-    if (group.products.some((p) => p.gpu === "H100" && p.gpu_count === 1 && p.stock_available === true)) {
+    if (group.products.some((p) => onDemandH100(p.gpu) && p.gpu_count === 1 && p.stock_available === true)) {
       return group.products[0].region_id;
     }
   }
@@ -75,7 +78,7 @@ describe("synthesized scripts against the emulator", () => {
     const region = h100Region();
     const expected = defaultFlavors()
       .flatMap((g) => g.products)
-      .filter((p) => p.region_id === region && p.gpu === "H100" && p.gpu_count === 1 && p.stock_available === true)
+      .filter((p) => p.region_id === region && onDemandH100(p.gpu) && p.gpu_count === 1 && p.stock_available === true)
       .sort((a, b) => a.price - b.price || a.name.localeCompare(b.name));
     expect(ran.result!.cheapest_id).toBe(expected[0].id);
     expect(Number(ran.result!.cheapest_price)).toBe(expected[0].price);

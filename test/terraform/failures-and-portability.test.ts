@@ -93,9 +93,10 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     const tf = await stackWith(flavorsStack({ gpu: "a100", spot: false, inStockOnly: true }));
     await tf.apply({ check: true });
     const out = await tf.output();
-    // In-stock, on-demand A100 of all regions: ca1 x1 1.70, ca1 x2 3.40, ca1 x8 13.60 (the
-    // no1 x1 and us1 x1 omit stock_available, so they do not count as in stock).
-    expect(out.ids.value).toEqual(["ca1-a100x1", "ca1-a100x2", "ca1-a100x8"]);
+    // In-stock, on-demand A100 (any variant) of all regions: ca1 A100-80G-PCIe x1 1.70 and x2
+    // 3.40, ca1 A100-80G-SXM4 x8 13.60 (the no1 and us1 x1 omit stock_available, so they do not
+    // count as in stock; the A100-40G-SXM4 flavors are out of stock).
+    expect(out.ids.value).toEqual(["ca1-a100x1", "ca1-a100x2", "ca1-a100-sxm4x8"]);
     expect(out.count.value).toBe(3);
     expect(out.cheapest.value).toBe("ca1-a100x1");
     expect(out.price.value).toBe(1.7);
@@ -192,6 +193,8 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     await tf.apply({ check: true });
     const out = await tf.output();
     expect(out.flavor_id.value).toBe("no1-h100x1");
+    expect(out.preferred_flavor_id.value).toBe("no1-h100x1");
+    expect(out.preferred_choice.value).toBe(0);
     expect(emulator.tokens().filter((t) => t.name === "ci-moved")).toHaveLength(1);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });

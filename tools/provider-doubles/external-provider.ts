@@ -1,27 +1,33 @@
-// Double of hashicorp/external, modelled on v2.3.3–2.3.5 (terraform-plugin-framework based,
-// stderr always traced): internal/provider/data_source.go in hashicorp/terraform-provider-external.
-//
-// Behaviour matched from that source:
-// - program elements that are null or "" are dropped; none left → "External Program Missing";
+// Double of hashicorp/external v2.3.5 (internal/provider/data_source.go is identical in v2.3.3,
+// v2.3.4 and v2.3.5; v2.4.0 only changes its copyright line), built with Go 1.23 and
+// terraform-plugin-framework v1.14. Compared with that source behaviour by behaviour:
+// - program elements that are null or "" are dropped (arguments too); none left →
+//   "External Program Missing"; an empty list fails validation (listvalidator.SizeAtLeast(1));
 // - query elements with null values are dropped; the query is written to stdin as JSON
-//   (Go's json.Marshal of a map: keys sorted, <, > and & escaped);
-// - program[0] is resolved with exec.LookPath (the ErrDot case is tolerated); when it is not
-//   found on PATH and $SHELL names a known shell, the whole program is run through
-//   `$SHELL -i -c -- "<program joined by spaces>"`, as the real provider does;
-// - cmd.Dir = working_dir ("" means the provider's own cwd, which is Terraform's); the
-//   environment is inherited from Terraform. A double serves many Terraform runs, so both
+//   (Go's json.Marshal of a map: keys sorted, <, > and & escaped); no query → "{}";
+// - program[0] is resolved with exec.LookPath on the PATH of the provider process (ErrDot
+//   tolerated). There is NO shell and no fallback: a program not found fails with "External
+//   Program Lookup Failed". A name with a slash ("./x") is checked relative to Terraform's
+//   directory, but Go runs a relative path relative to working_dir (exec.Cmd.Path: "If Path is
+//   relative, it is evaluated relative to Dir"), and so does this double;
+// - cmd.Dir = working_dir ("" or null means the provider's cwd, which is Terraform's);
+// - the environment is Terraform's plus what go-plugin adds when Terraform starts a provider
+//   (see providerProcessEnv). A double serves many Terraform runs, so cwd and environment
 //   come from its ExternalContext (see main.ts sessions) instead of process.cwd()/process.env;
 // - errors carry the real summaries and details ("External Program Lookup Failed",
-//   "External Program Execution Failed", "Unexpected External Program Results"), attached
-//   to the `program` attribute; "Program:" shows cmd.Path (the resolved path);
-// - output is decoded like json.Unmarshal into map[string]string (JSON null gives an empty map);
-// - on success result = that map and id = "-";
-// - the program is killed (SIGKILL, like exec.CommandContext) when the call is cancelled.
-// Go's error strings (exit status, lookup and JSON errors) are reproduced approximately.
+//   "External Program Execution Failed", "Unexpected External Program Results"), attached to
+//   the `program` attribute; "Program:" shows cmd.Path; stderr is reported only on failure;
+// - output is decoded like json.Unmarshal into map[string]string (go-json.ts), with Go's error
+//   texts; a JSON null gives a null `result`; on success id = "-";
+// - the program is killed (SIGKILL, like exec.CommandContext) when the call is cancelled, and
+//   the error is the process's own ("signal: killed"), as cmd.Wait prefers it.
+// Known differences, all outside what the project's programs do: PLUGIN_CLIENT_CERT is not in
+// the environment; "(core dumped)" is never appended to a signal.
 import { spawn } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
 import { CtyObject, CtyValue, isObject, isUnknown } from "./cty";
+import { goErrnoText, goQuote, lookPath, startProcessDirError } from "./go-exec";
+import { goJsonMarshalStringMap, goJsonUnmarshalStringMap } from "./go-json";
 import { attrPath, BlockSpec, Diagnostic, errorDiag } from "./protocol";
 import type { CallContext, DataSourceDouble, ProviderDouble } from "./server";
 
@@ -43,96 +49,32 @@ const externalSchema: BlockSpec = {
   ],
 };
 
-// Shells whose -i/-c behave as the real provider expects for its fallback.
-const FALLBACK_SHELLS = ["bash", "fish", "zsh", "ksh", "ash", "sh", "dash"];
-
-/** Go's %q for the strings we print (JSON quoting is the same for ordinary text). */
-const goQuote = (s: string): string => JSON.stringify(s);
-
 /** types.String's String(): quoted, or <null>. */
 const frameworkString = (v: CtyValue | undefined): string => (typeof v === "string" ? goQuote(v) : v === null || v === undefined ? "<null>" : "<unknown>");
 
-function checkExecutable(file: string, cwd: string): string | undefined {
-  // Go's findExecutable: stat, reject directories, require an execute bit (Eaccess X_OK).
-  const abs = path.resolve(cwd, file);
-  let st;
-  try {
-    st = statSync(abs);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return `stat ${file}: ${code === "ENOENT" ? "no such file or directory" : code === "ENOTDIR" ? "not a directory" : String(code)}`;
-  }
-  if (st.isDirectory()) return "is a directory";
-  try {
-    accessSync(abs, constants.X_OK);
-  } catch {
-    return "permission denied";
-  }
-  return undefined;
-}
-
-export type LookPathResult = { ok: true; path: string } | { ok: false; notFound: boolean; error: string };
-
-/**
- * exec.LookPath on Unix, with the ErrDot result treated as success (as the provider does).
- * Relative names and PATH entries are checked against `cwd` (the provider's working directory).
- */
-export function lookPath(file: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): LookPathResult {
-  if (file.includes("/")) {
-    const err = checkExecutable(file, cwd);
-    return err ? { ok: false, notFound: false, error: `exec: ${goQuote(file)}: ${err}` } : { ok: true, path: file };
-  }
-  for (let dir of (env.PATH ?? "").split(path.delimiter)) {
-    if (dir === "") dir = ".";
-    const candidate = path.join(dir, file);
-    if (checkExecutable(candidate, cwd) === undefined) return { ok: true, path: candidate };
-  }
-  return { ok: false, notFound: true, error: `exec: ${goQuote(file)}: executable file not found in $PATH` };
-}
-
-/** Go's json.Marshal for map[string]string: sorted keys, HTML-safe escaping. */
-export function goJsonMarshalStringMap(m: Record<string, string>): string {
-  const sorted = Object.fromEntries(Object.keys(m).sort().map((k) => [k, m[k]]));
-  return JSON.stringify(sorted).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
-/**
- * json.Unmarshal(output, &map[string]string{}): returns the map or Go's error text.
- * Go reports the first mismatching value; wording follows encoding/json closely.
- */
-export function parseProgramOutput(stdout: string): { ok: true; result: Record<string, string> } | { ok: false; error: string } {
-  if (stdout.trim() === "") return { ok: false, error: "unexpected end of JSON input" };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stdout);
-  } catch (e) {
-    return { ok: false, error: `invalid JSON: ${(e as Error).message}` };
-  }
-  if (parsed === null) return { ok: true, result: {} };
-  const kind = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "boolean" ? "bool" : typeof v);
-  if (typeof parsed !== "object" || Array.isArray(parsed)) {
-    return { ok: false, error: `json: cannot unmarshal ${kind(parsed)} into Go value of type map[string]string` };
-  }
-  const result: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
-    if (typeof v === "string") result[k] = v;
-    // Go leaves a JSON null element as the zero value "" without error.
-    else if (v === null) result[k] = "";
-    else return { ok: false, error: `json: cannot unmarshal ${kind(v)} into Go struct field .${k} of type string` };
-  }
-  return { ok: true, result };
-}
-
 interface RunOutcome {
-  stdout: string;
+  stdout: Buffer;
   stderr: string;
   /** Go's error text for a failed run ("exit status 1", "signal: killed", ...), else undefined. */
   error?: string;
 }
 
-function runProgram(file: string, argv0: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin: string, ctx: CallContext): Promise<RunOutcome> {
+/**
+ * Runs `file` (a path with a slash, so that nothing searches PATH again) like cmd.Output():
+ * `cmdPath` is what Go would call it in error texts.
+ */
+function runProgram(
+  file: string,
+  cmdPath: string,
+  argv0: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  stdin: string,
+  ctx: CallContext,
+): Promise<RunOutcome> {
   return new Promise((resolve) => {
-    if (ctx.signal.aborted) return resolve({ stdout: "", stderr: "", error: "context canceled" });
+    if (ctx.signal.aborted) return resolve({ stdout: Buffer.alloc(0), stderr: "", error: "context canceled" });
     const child = spawn(file, args, {
       argv0,
       cwd,
@@ -146,7 +88,7 @@ function runProgram(file: string, argv0: string, args: string[], cwd: string, en
       if (settled) return;
       settled = true;
       ctx.signal.removeEventListener("abort", onAbort);
-      resolve({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), ...outcome });
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8"), ...outcome });
     };
     const onAbort = (): void => {
       ctx.log(`external: killing ${file} (pid ${child.pid}): call cancelled`);
@@ -158,21 +100,39 @@ function runProgram(file: string, argv0: string, args: string[], cwd: string, en
     // The program may exit without reading stdin; that is not an error.
     child.stdin.on("error", () => undefined);
     child.stdin.end(stdin);
-    child.on("error", (e: NodeJS.ErrnoException) => finish({ error: `fork/exec ${file}: ${e.code === "EACCES" ? "permission denied" : e.message}` }));
-    // After a kill, do not wait for grandchildren that may still hold the pipes open.
-    child.on("exit", () => {
-      if (ctx.signal.aborted) finish({ error: "context canceled" });
-    });
-    child.on("close", (code, signal) => {
-      if (ctx.signal.aborted) return finish({ error: "context canceled" });
-      if (signal) return finish({ error: `signal: ${signalName(signal)}` });
-      finish(code === 0 ? {} : { error: `exit status ${code}` });
-    });
+    child.on("error", (e) => finish({ error: `fork/exec ${cmdPath}: ${goErrnoText(e)}` }));
+    // cmd.Wait prefers the process's own failure ("signal: killed" after the kill) over the
+    // context's error, which it reports only for a program that still exited 0.
+    const outcomeOf = (code: number | null, signal: NodeJS.Signals | null): Omit<RunOutcome, "stdout" | "stderr"> => {
+      if (signal) return { error: `signal: ${signalName(signal)}` };
+      if (code !== 0) return { error: `exit status ${code}` };
+      return ctx.signal.aborted ? { error: "context canceled" } : {};
+    };
+    // Like cmd.Wait with WaitDelay 0, also after a kill: the answer waits until every holder of
+    // the pipes (grandchildren included) has closed them.
+    child.on("close", (code, signal) => finish(outcomeOf(code, signal)));
   });
 }
 
 function signalName(sig: NodeJS.Signals): string {
-  const names: Partial<Record<NodeJS.Signals, string>> = { SIGKILL: "killed", SIGTERM: "terminated", SIGINT: "interrupt", SIGSEGV: "segmentation fault", SIGABRT: "aborted" };
+  // syscall.Signal.String() on Linux.
+  const names: Partial<Record<NodeJS.Signals, string>> = {
+    SIGKILL: "killed",
+    SIGTERM: "terminated",
+    SIGINT: "interrupt",
+    SIGHUP: "hangup",
+    SIGQUIT: "quit",
+    SIGPIPE: "broken pipe",
+    SIGSEGV: "segmentation fault",
+    SIGABRT: "aborted",
+    SIGBUS: "bus error",
+    SIGFPE: "floating point exception",
+    SIGILL: "illegal instruction",
+    SIGALRM: "alarm clock",
+    SIGUSR1: "user defined signal 1",
+    SIGUSR2: "user defined signal 2",
+    SIGTRAP: "trace/breakpoint trap",
+  };
   return names[sig] ?? sig;
 }
 
@@ -190,6 +150,25 @@ export interface ExternalContext {
   env: NodeJS.ProcessEnv;
 }
 
+// go-plugin's handshake values for a provider started by Terraform (Terraform's
+// tfplugin.Handshake cookie, go-plugin's default port range, protocols 5 and 6).
+const GO_PLUGIN_ENV: Record<string, string> = {
+  TF_PLUGIN_MAGIC_COOKIE: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
+  PLUGIN_MIN_PORT: "10000",
+  PLUGIN_MAX_PORT: "25000",
+  PLUGIN_PROTOCOL_VERSIONS: "5,6",
+};
+
+/**
+ * The provider process's environment, which programs inherit: go-plugin's client starts a
+ * provider with os.Environ() followed by its handshake variables (the later ones win). The
+ * PLUGIN_CLIENT_CERT that Terraform's auto-mTLS also adds (a fresh public certificate per
+ * provider process) is not reproduced.
+ */
+export function providerProcessEnv(terraformEnv: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...terraformEnv, ...GO_PLUGIN_ENV };
+}
+
 async function readExternal(config: CtyValue, ctx: CallContext, run: ExternalContext): Promise<{ state: CtyValue; diagnostics: Diagnostic[] }> {
   if (!isObject(config)) throw new Error("config of data.external is not an object");
   const fail = (d: Diagnostic) => ({ state: null, diagnostics: [d] });
@@ -204,23 +183,15 @@ async function readExternal(config: CtyValue, ctx: CallContext, run: ExternalCon
   }
   const queryJson = goJsonMarshalStringMap(query);
 
-  const found = lookPath(filtered[0], run.env, run.cwd);
-  let cmdPath: string; // what Go would put in cmd.Path
-  let args: string[];
-  let argv0 = filtered[0];
-  if (found.ok) {
-    cmdPath = found.path;
-    args = filtered.slice(1);
-  } else {
-    const shell = run.env.SHELL ?? "";
-    const usable = found.notFound && process.platform !== "win32" && FALLBACK_SHELLS.some((s) => shell.endsWith(`/${s}`));
-    if (!usable) {
-      return fail(
-        errorDiag(
-          "External Program Lookup Failed",
-          // Verbatim wording of the real provider, including its duplicated first sentence.
-          "The data source received an unexpected error while attempting to parse the query. " +
-            `The data source received an unexpected error while attempting to find the program.
+  const env = providerProcessEnv(run.env);
+  const found = lookPath(filtered[0], env, run.cwd);
+  if (!found.ok) {
+    return fail(
+      errorDiag(
+        "External Program Lookup Failed",
+        // Verbatim wording of the real provider, including its duplicated first sentence.
+        "The data source received an unexpected error while attempting to parse the query. " +
+          `The data source received an unexpected error while attempting to find the program.
 
 The program must be accessible according to the platform where Terraform is running.
 
@@ -230,33 +201,33 @@ If the expected program is relative to the Terraform configuration, it is recomm
 
 The program must also be executable according to the platform where Terraform is running. On Unix-based platforms, the file on the filesystem must have the executable bit set. On Windows-based platforms, no action is typically necessary.
 ` +
-            `\nPlatform: ${process.platform}` +
-            `\nProgram: ${frameworkString(program[0])}` +
-            `\nError: ${found.error}`,
-          attrPath("program"),
-        ),
-      );
-    }
-    cmdPath = shell;
-    argv0 = shell;
-    args = ["-i", "-c", "--", filtered.join(" ")];
+          `\nPlatform: ${process.platform}` +
+          `\nProgram: ${frameworkString(program[0])}` +
+          `\nError: ${found.error}`,
+        attrPath("program"),
+      ),
+    );
   }
+  // What Go puts in cmd.Path: the name as given if it has a slash, else LookPath's answer
+  // (relative when found through a relative PATH entry).
+  const cmdPath = found.path;
+  const args = filtered.slice(1);
 
-  const workingDir = typeof config.working_dir === "string" && config.working_dir !== "" ? config.working_dir : undefined;
+  const workingDir = typeof config.working_dir === "string" ? config.working_dir : "";
+  // cmd.Dir: a relative working_dir is relative to the provider's cwd (Terraform's).
+  const childCwd = workingDir === "" ? run.cwd : path.resolve(run.cwd, workingDir);
+  const dirError = workingDir === "" ? undefined : startProcessDirError(workingDir, childCwd, cmdPath);
   let outcome: RunOutcome;
-  // A relative working_dir is relative to the provider's cwd (Terraform's), as with os.StartProcess.
-  const childCwd = workingDir === undefined ? run.cwd : path.resolve(run.cwd, workingDir);
-  const dirProblem = checkDir(childCwd);
-  if (dirProblem !== undefined) {
-    outcome = { stdout: "", stderr: "", error: `chdir ${workingDir ?? run.cwd}: ${dirProblem}` };
+  if (dirError !== undefined) {
+    outcome = { stdout: Buffer.alloc(0), stderr: "", error: dirError };
   } else {
-    // A path found through a relative PATH entry ("." or "bin") is relative to the provider's
-    // cwd, while the child starts in working_dir: resolve it before spawning. A relative path
-    // given with a slash stays relative to the child's directory, as Go's Cmd.Path is.
-    const exe = found.ok && !filtered[0].includes("/") ? path.resolve(run.cwd, cmdPath) : cmdPath;
+    // The child chdirs to cmd.Dir before exec, so a relative cmd.Path (./x, or bin/x found
+    // through a relative PATH entry) names a file under working_dir, not under Terraform's cwd.
+    const exe = path.resolve(childCwd, cmdPath);
     ctx.log(`external: running ${JSON.stringify([cmdPath, ...args])} in ${childCwd} with query ${queryJson}`);
-    outcome = await runProgram(exe, argv0, args, childCwd, run.env, queryJson, ctx);
-    ctx.log(`external: ${cmdPath} finished (${outcome.error ?? "ok"}) stdout=${JSON.stringify(outcome.stdout)} stderr=${JSON.stringify(outcome.stderr)}`);
+    outcome = await runProgram(exe, cmdPath, filtered[0], args, childCwd, env, queryJson, ctx);
+    // Lengths only: a program's output may carry secrets.
+    ctx.log(`external: ${cmdPath} finished (${outcome.error ?? "ok"}), ${outcome.stdout.length} bytes on stdout, ${outcome.stderr.length} on stderr`);
   }
 
   if (outcome.error !== undefined) {
@@ -284,7 +255,7 @@ The program must also be executable according to the platform where Terraform is
     );
   }
 
-  const parsed = parseProgramOutput(outcome.stdout);
+  const parsed = goJsonUnmarshalStringMap(outcome.stdout);
   if (!parsed.ok) {
     return fail(
       errorDiag(
@@ -310,14 +281,6 @@ If the error is unclear, the output can be viewed by enabling Terraform's loggin
     id: "-",
   };
   return { state, diagnostics: [] };
-}
-
-function checkDir(dir: string): string | undefined {
-  try {
-    return statSync(dir).isDirectory() ? undefined : "not a directory";
-  } catch {
-    return "no such file or directory";
-  }
 }
 
 const externalDataSource = (run: ExternalContext): DataSourceDouble => ({

@@ -1,17 +1,17 @@
-// Double of hashicorp/null, modelled on v3.2.x (terraform-plugin-framework based):
-// internal/provider/resource.go and internal/planmodifiers/attribute.go in
-// hashicorp/terraform-provider-null. Only null_resource is provided (the deprecated
-// null_data_source is not).
+// Double of hashicorp/null v3.2.4 (internal/provider/resource.go and
+// internal/planmodifiers/attribute.go; v3.2.2–v3.2.4 are identical there, v3.3.x only changes
+// copyright lines), built with terraform-plugin-framework. Only null_resource is provided (the
+// deprecated null_data_source is not).
 //
 // What was matched in the real source:
-// - schema: `triggers` map(string) optional with a "requires replace if values not null" plan
-//   modifier; `id` string computed with UseStateForUnknown;
+// - schema: `triggers` map(string) optional with the RequiresReplaceIfValuesNotNull plan
+//   modifier (ported literally below); `id` string computed with UseStateForUnknown;
 // - Create sets id = fmt.Sprintf("%d", rand.Int()) (a non-negative 63-bit integer);
 //   Read and Delete do nothing; Update stores the plan;
 // - the resource does not implement ResourceWithImportState, so the framework answers
 //   ImportResourceState with "Resource Import Not Implemented" (handled in server.ts).
 import { randomBytes } from "node:crypto";
-import { CtyObject, CtyValue, isObject, isUnknown, knownEqual, Unknown } from "./cty";
+import { CtyObject, CtyValue, isObject, knownEqual, Unknown } from "./cty";
 import { attrPath, BlockSpec } from "./protocol";
 import type { ManagedResourceDouble, PlanResult, ProviderDouble } from "./server";
 
@@ -36,14 +36,13 @@ export function randomId(): string {
 }
 
 /**
- * Whether a change of `triggers` from `state` to `config` forces replacement. Mirrors the real
- * provider's RequiresReplaceIfValuesNotNull, which tolerates keys whose config value is null
- * (the old SDK never stored those). One deliberate difference: a wholly unknown triggers map
- * always replaces (the framework would see an unknown map as having no elements).
+ * Whether a change of `triggers` from `state` to `config` forces replacement: the real
+ * RequiresReplaceIfValuesNotNull, which tolerates keys whose config value is null (the old SDK
+ * never stored those). Like the framework, a wholly unknown map has no elements here, so it
+ * replaces only when the prior map has keys; otherwise the plan is an in-place update.
  */
 export function triggersRequireReplace(state: CtyValue, config: CtyValue): boolean {
   if (knownEqual(config, state)) return false;
-  if (isUnknown(config)) return true;
   const configMap: CtyObject = isObject(config) ? config : {};
   if (!isObject(state)) {
     // Prior map null: replace only if the config brings a non-null value.

@@ -67,8 +67,12 @@ export interface ProviderDouble {
   dataSources: Record<string, DataSourceDouble>;
 }
 
-// plugin-framework providers (null >= 3.2, external >= 2.3) announce these two; announcing
+// plugin-framework providers (null >= 3.2, external >= 2.3) announce these; announcing
 // plan_destroy means Terraform also calls PlanResourceChange for destroys, as with the real ones.
+// Known difference: framework v1.14 (null 3.2.4, external 2.3.5) also announces
+// move_resource_state and answers MoveResourceState (a `moved` block from another resource type
+// to null_resource) with an error diagnostic; the double has no such RPC and announces false,
+// so Terraform refuses such a move itself, with its own message.
 const SERVER_CAPABILITIES = { plan_destroy: true, get_provider_schema_optional: true, move_resource_state: false };
 
 type Handler<Req, Res> = (req: Req, ctx: CallContext) => Res | Promise<Res>;

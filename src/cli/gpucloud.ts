@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+/**
+ * `gpucloud`: look at the GPU cloud's catalog before writing a stack. It reads the same
+ * credential variables as the scripts Terraform runs, and selects and sorts with the same code
+ * as `Flavors`, so what it lists is what a `Flavors` with the same filter would find.
+ */
+import { parseArgs } from "node:util";
+import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
+import { secretValues } from "../runtime/config";
+import { withClient, type RuntimeContext } from "../runtime/context";
+import { fetchCatalog } from "../runtime/flavor-catalog";
+import { normalizeFlavor } from "../runtime/flavor-query";
+import { createOutput, Redactor } from "../runtime/output";
+import { CredentialEnv } from "../runtime/protocol";
+import { flavorTable } from "./flavor-table";
+
+const HELP = `Usage: gpucloud flavors [options]
+
+Lists the GPU flavors that match, cheapest first (then by name), as a table or as JSON.
+Matching is that of the Flavors construct: a GPU model matches on whole leading dash-separated
+segments, ignoring case and the -spot suffix (--gpu H100 matches H100-80G-SXM5 and
+h100-80g-pcie-spot; --gpu H100-80G does not match H100-94G-NVL); region ids ignore case.
+
+Options (repeat --region and --gpu to accept several):
+  --region ID         only this region (one API call per region)
+  --gpu MODEL         only this GPU model
+  --gpu-count N       exactly N GPUs
+  --min-gpu-count N   at least N GPUs
+  --min-cpu N         at least N CPU cores
+  --min-ram GB        at least GB of RAM
+  --min-disk GB       at least GB of root disk
+  --in-stock          only flavors the API reports in stock
+  --spot              only spot flavors
+  --no-spot           no spot flavors
+  --max-price P       at most P per hour
+  --json              print the flavors as JSON (the Flavors construct's field names)
+  --base-url URL      the API's base URL (default: $${CredentialEnv.BASE_URL})
+  --verbose           print progress (login, retries) on stderr
+  -h, --help          print this help
+
+Credentials come from the environment, as for the Terraform scripts:
+  ${CredentialEnv.BASE_URL}, and ${CredentialEnv.API_TOKEN}, or ${CredentialEnv.USERNAME} with
+  ${CredentialEnv.PASSWORD} or ${CredentialEnv.PASSWORD_MD5}. They are never printed.
+
+Exit status: 0 (also when nothing matches: the reason is on stderr), 1 on an error, 2 on bad usage.
+`;
+
+export interface CliIo {
+  readonly argv: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  writeStdout(text: string): void;
+  writeStderr(text: string): void;
+}
+
+class UsageError extends Error {}
+
+interface FlavorsCommand {
+  readonly filter: FlavorFilter;
+  readonly json: boolean;
+  readonly verbose: boolean;
+  readonly baseUrl?: string;
+}
+
+/** Runs the CLI and returns the exit code. Never throws; every line it prints is redacted. */
+export async function runCli(io: CliIo): Promise<number> {
+  const redactor = new Redactor(secretValues(io.env));
+  const stderr = (text: string) => io.writeStderr(redactor.redact(text));
+  const [command, ...rest] = io.argv;
+  if (command === undefined || command === "help" || command === "-h" || command === "--help") {
+    io.writeStdout(HELP);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    if (command !== "flavors") throw new UsageError(`unknown command "${command}"; expected: flavors`);
+    const parsed = parseFlavorsArgs(rest);
+    if (parsed === "help") {
+      io.writeStdout(HELP);
+      return 0;
+    }
+    return await listFlavors(parsed, io, redactor);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    stderr(`gpucloud: error: ${message}\n`);
+    if (err instanceof UsageError) {
+      stderr("Run `gpucloud --help` for the options.\n");
+      return 2;
+    }
+    return 1;
+  }
+}
+
+async function listFlavors(cmd: FlavorsCommand, io: CliIo, redactor: Redactor): Promise<number> {
+  const out = createOutput(cmd.verbose ? io.writeStderr : () => undefined, redactor);
+  const ctx: RuntimeContext = { env: io.env, cwd: process.cwd(), out };
+  const groups = await withClient(ctx, cmd.baseUrl, (client) => fetchCatalog(client, [cmd.filter]));
+  const matches = selectFlavors(groups, cmd.filter);
+  if (cmd.json) {
+    io.writeStdout(redactor.redact(`${JSON.stringify(matches.map(normalizeFlavor), null, 2)}\n`));
+  } else if (matches.length > 0) {
+    io.writeStdout(redactor.redact(`${flavorTable(matches)}\n`));
+  }
+  if (matches.length === 0) {
+    io.writeStderr(redactor.redact(`no flavor matches (${describeFilter(cmd.filter)}). ${describeOffer(groups, cmd.filter)}\n`));
+  }
+  return 0;
+}
+
+function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        region: { type: "string", multiple: true },
+        gpu: { type: "string", multiple: true },
+        "gpu-count": { type: "string" },
+        "min-gpu-count": { type: "string" },
+        "min-cpu": { type: "string" },
+        "min-ram": { type: "string" },
+        "min-disk": { type: "string" },
+        "in-stock": { type: "boolean" },
+        spot: { type: "boolean" },
+        "no-spot": { type: "boolean" },
+        "max-price": { type: "string" },
+        json: { type: "boolean" },
+        "base-url": { type: "string" },
+        verbose: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) return "help";
+  if (values.spot && values["no-spot"]) throw new UsageError("give --spot or --no-spot, not both");
+  const nonEmpty = (list: string[] | undefined, option: string) => {
+    if (list?.some((v) => v.trim() === "")) throw new UsageError(`${option} needs a non-empty value`);
+    return list?.map((v) => v.trim());
+  };
+  const count = (option: string) => {
+    const text = values[option as "gpu-count"];
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (text.trim() === "" || !Number.isInteger(n) || n < 1) throw new UsageError(`--${option} must be a whole number of at least 1, got "${text}"`);
+    return n;
+  };
+  let maxPricePerHour: number | undefined;
+  if (values["max-price"] !== undefined) {
+    maxPricePerHour = Number(values["max-price"]);
+    if (values["max-price"].trim() === "" || !Number.isFinite(maxPricePerHour) || maxPricePerHour <= 0) {
+      throw new UsageError(`--max-price must be a number greater than 0, got "${values["max-price"]}"`);
+    }
+  }
+  const filter: FlavorFilter = {
+    regionIds: nonEmpty(values.region, "--region"),
+    gpus: nonEmpty(values.gpu, "--gpu"),
+    gpuCount: count("gpu-count"),
+    minGpuCount: count("min-gpu-count"),
+    minCpu: count("min-cpu"),
+    minRamGb: count("min-ram"),
+    minDiskGb: count("min-disk"),
+    inStockOnly: values["in-stock"] === true ? true : undefined,
+    spot: values.spot ? true : values["no-spot"] ? false : undefined,
+    maxPricePerHour,
+  };
+  return { filter, json: values.json === true, verbose: values.verbose === true, baseUrl: values["base-url"] };
+}
+
+if (require.main === module) {
+  void runCli({
+    argv: process.argv.slice(2),
+    env: process.env,
+    writeStdout: (t) => process.stdout.write(t),
+    writeStderr: (t) => process.stderr.write(t),
+  }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    () => {
+      process.exitCode = 1;
+    },
+  );
+}

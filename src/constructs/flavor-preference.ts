@@ -1,0 +1,78 @@
+import { DataExternal } from "@cdktf/provider-external/lib/data-external";
+import { Fn, Token, type IResolvable } from "cdktf";
+import { Construct } from "constructs";
+import { flavorChoicePrefix, RuntimeCommand } from "../runtime/protocol";
+import type { FlavorFilterProps } from "./flavor-filter-props";
+import { validateFlavorFilter } from "./flavor-filter-validation";
+import { filterQuery } from "./flavor-query";
+import { ensureExternalProvider } from "./providers";
+import { externalProgram } from "./runtime-script";
+import { checkBaseUrl, isKnown, propError } from "./validation";
+
+export interface FlavorPreferenceProps {
+  /**
+   * The acceptable flavors, most wanted first; each choice takes the filter props of `Flavors`.
+   * The first choice that has a match wins, and within it the cheapest match (then by name).
+   */
+  readonly choices: FlavorFilterProps[];
+  /**
+   * The API's base URL, overriding `GPUCLOUD_BASE_URL` from the environment. Not a secret.
+   * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
+   */
+  readonly baseUrl?: string;
+}
+
+/**
+ * One flavor picked from an ordered list of choices at plan time, e.g. "an in-stock H100 in
+ * norway-east-1, else one in us-east-1, else two A100-80G anywhere". The catalog is read once
+ * per plan (one API call per distinct region of the choices); if no choice matches, the plan
+ * fails with what each choice's regions offer.
+ */
+export class FlavorPreference extends Construct {
+  /** The chosen flavor's id. */
+  public readonly flavorId: string;
+  /** The chosen flavor's name. */
+  public readonly flavorName: string;
+  /** The chosen flavor's price per hour. */
+  public readonly price: number;
+  /** The chosen flavor's region id, as the API spells it. */
+  public readonly regionId: string;
+  /** The chosen flavor's GPU model as the API spells it (with `-spot` for spot flavors). */
+  public readonly gpu: string;
+  /** The chosen flavor's number of GPUs. */
+  public readonly gpuCount: number;
+  /** The 0-based index of the choice that matched. */
+  public readonly choice: number;
+  /** The chosen flavor as an object with the API's field names (see `Flavors.flavors`). */
+  public readonly flavor: IResolvable;
+
+  constructor(scope: Construct, id: string, props: FlavorPreferenceProps) {
+    super(scope, id);
+    const kind = "FlavorPreference";
+    const choices = props?.choices;
+    if (!isKnown(choices) || !Array.isArray(choices) || choices.length === 0) {
+      throw propError(this, kind, "choices must be a list of at least one filter, written in the program (not a Terraform expression)");
+    }
+    choices.forEach((choice, i) => validateFlavorFilter(this, kind, choice ?? {}, `choices[${i}].`));
+    checkBaseUrl(this, kind, props.baseUrl);
+    ensureExternalProvider(this);
+
+    const query: Record<string, string> = { choice_count: String(choices.length) };
+    choices.forEach((choice, i) => Object.assign(query, filterQuery(choice ?? {}, flavorChoicePrefix(i))));
+    if (props.baseUrl !== undefined) query.base_url = props.baseUrl;
+
+    const lookup = new DataExternal(this, "lookup", {
+      program: externalProgram(this, RuntimeCommand.FLAVOR_PREFERENCE),
+      query,
+    });
+    const field = (name: string) => lookup.result.lookup(name);
+    this.flavorId = field("flavor_id");
+    this.flavorName = field("flavor_name");
+    this.price = Token.asNumber(Fn.tonumber(field("price")));
+    this.regionId = field("region_id");
+    this.gpu = field("gpu");
+    this.gpuCount = Token.asNumber(Fn.tonumber(field("gpu_count")));
+    this.choice = Token.asNumber(Fn.tonumber(field("choice")));
+    this.flavor = Token.asAny(Fn.jsondecode(field("flavor")));
+  }
+}

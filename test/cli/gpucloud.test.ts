@@ -1,0 +1,172 @@
+/**
+ * The `gpucloud` CLI as a process (bundled from the sources, so never stale) against the
+ * emulator, with credentials in the environment as a user would set them.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { buildSync } from "esbuild";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+
+const PASSWORD = "cli-secret-password-77e1";
+const root = path.join(__dirname, "../..");
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe("gpucloud CLI", () => {
+  let dir: string;
+  let script: string;
+  let emulator: RunningEmulator;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "gpucloud-cli-"));
+    script = path.join(dir, "gpucloud.js");
+    buildSync({
+      entryPoints: [path.join(root, "src/cli/gpucloud.ts")],
+      outfile: script,
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      format: "cjs",
+      logLevel: "silent",
+    });
+    emulator = await startEmulator({ users: [{ username: "cli-user", password: PASSWORD }] });
+    env = { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: "cli-user", GPUCLOUD_PASSWORD: PASSWORD };
+  });
+  afterAll(async () => {
+    await emulator?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const printed: string[] = [];
+  function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Ran> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [script, ...args], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("error", reject);
+      child.on("close", (code) => {
+        printed.push(stdout, stderr);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+  afterAll(() => {
+    // Whatever the CLI printed in any test, the password never appears.
+    expect(printed.length).toBeGreaterThan(0);
+    for (const text of printed) expect(text).not.toContain(PASSWORD);
+  });
+
+  test("is the package's `gpucloud` bin, with a shebang; the emulator bin stays", () => {
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+    expect(pkg.bin).toEqual({ gpucloud: "lib/cli/gpucloud.js", "gpucloud-emulator": "lib/emulator/cli.js" });
+    expect(readFileSync(path.join(root, "src/cli/gpucloud.ts"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+  });
+
+  test("the compiled bin (lib/cli/gpucloud.js, from npm run build) lists flavors too", async () => {
+    const bin = path.join(root, "lib/cli/gpucloud.js");
+    const ran = await new Promise<Ran>((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, "flavors", "--gpu", "h100-94g-nvl"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    printed.push(ran.stdout, ran.stderr);
+    expect(ran.stderr).toBe("");
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/\nnorway-east-1 +n3-H100-NVLx1 +no1-h100-nvlx1 +H100-94G-NVL x1 /);
+  });
+
+  test("--help lists every option and the credential variables", async () => {
+    const ran = await run(["flavors", "--help"]);
+    expect(ran.code).toBe(0);
+    for (const option of ["--region", "--gpu", "--gpu-count", "--min-gpu-count", "--min-cpu", "--min-ram", "--min-disk", "--in-stock", "--spot", "--no-spot", "--max-price", "--json", "--base-url"]) {
+      expect(ran.stdout).toContain(`  ${option}`);
+    }
+    for (const variable of ["GPUCLOUD_BASE_URL", "GPUCLOUD_API_TOKEN", "GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD", "GPUCLOUD_PASSWORD_MD5"]) {
+      expect(ran.stdout).toContain(variable);
+    }
+    expect((await run(["--help"])).stdout).toBe(ran.stdout);
+  });
+
+  test("prints a table sorted like Flavors, with the same matching (families, region case)", async () => {
+    const ran = await run(["flavors", "--region", "NORWAY-EAST-1", "--gpu", "H100-80G", "--no-spot"]);
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toBe("");
+    const lines = ran.stdout.trimEnd().split("\n");
+    expect(lines[0].split(/\s{2,}/)).toEqual(["REGION", "NAME", "ID", "GPU", "CPU", "RAM", "DISK", "PRICE/H", "STOCK"]);
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/))).toEqual([
+      ["norway-east-1", "n3-H100x1", "no1-h100x1", "H100-80G-PCIe x1", "28", "180 GB", "100 GB", "2.89", "yes"],
+      ["norway-east-1", "n3-H100x2", "no1-h100x2", "H100-80G-PCIe x2", "56", "360 GB", "100 GB", "5.78", "yes"],
+      ["norway-east-1", "n3-H100-SXM5x4", "no1-h100-sxm5x4", "H100-80G-SXM5 x4", "112", "720 GB", "100 GB", "11.56", "no"],
+      ["norway-east-1", "n3-H100-SXM5x8", "no1-h100-sxm5x8", "H100-80G-SXM5 x8", "224", "1440 GB", "200 GB", "23.12", "yes"],
+    ]);
+  });
+
+  test("--json prints the flavors with the construct's field names; every filter option applies", async () => {
+    const ran = await run([
+      "flavors", "--json", "--region", "us-east-1", "--region", "canada-central-1", "--gpu", "A100", "--gpu", "RTX-A6000",
+      "--min-gpu-count", "2", "--in-stock", "--max-price", "7", "--min-cpu", "16", "--min-ram", "96", "--min-disk", "100",
+    ]);
+    expect(ran.code).toBe(0);
+    const flavors = JSON.parse(ran.stdout);
+    expect(flavors.map((f: any) => f.id)).toEqual(["ca1-a100x2", "us1-rtx-a6000x8"]);
+    expect(Object.keys(flavors[0])).toEqual([
+      "id", "name", "region_name", "region_id", "price", "cpu", "disk", "ephemeral", "ram", "gpu", "gpu_count", "stock_available", "bandwidth", "cycle",
+    ]);
+    const exact = JSON.parse((await run(["flavors", "--json", "--gpu", "H100", "--gpu-count", "8", "--spot"])).stdout);
+    expect(exact.map((f: any) => f.id)).toEqual(["us1-h100-sxm5x8-spot"]);
+  });
+
+  test("no match: exit 0, nothing on stdout, the reason and the offer on stderr; --json prints []", async () => {
+    const ran = await run(["flavors", "--region", "canada-central-1", "--gpu", "H100"]);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe("");
+    expect(ran.stderr).toContain('no flavor matches (region id canada-central-1, gpu H100). region "Canada Central" (id canada-central-1) offers: ');
+    expect(JSON.parse((await run(["flavors", "--json", "--gpu", "H10"])).stdout)).toEqual([]);
+  });
+
+  test("an unknown region fails with the region ids that exist", async () => {
+    const ran = await run(["flavors", "--region", "mars-1"]);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toContain('gpucloud: error: no region has id "mars-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1');
+  });
+
+  test("bad usage exits 2 with the reason", async () => {
+    for (const [args, message] of [
+      [["flavors", "--spot", "--no-spot"], "give --spot or --no-spot, not both"],
+      [["flavors", "--gpu-count", "0"], '--gpu-count must be a whole number of at least 1, got "0"'],
+      [["flavors", "--max-price", "free"], "--max-price must be a number greater than 0"],
+      [["flavors", "--nope"], "Unknown option '--nope'"],
+      [["tokens"], 'unknown command "tokens"'],
+    ] as const) {
+      const ran = await run([...args]);
+      expect(ran.code).toBe(2);
+      expect(ran.stderr).toContain(message);
+    }
+  });
+
+  test("credential problems name the variables, never the values", async () => {
+    const wrong = await run(["flavors", "--verbose"], { GPUCLOUD_PASSWORD: `${PASSWORD}-wrong` });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/invalid username or password/i);
+    expect(wrong.stderr).not.toContain(`${PASSWORD}-wrong`);
+    const none = await run(["flavors"], { GPUCLOUD_USERNAME: "", GPUCLOUD_PASSWORD: "" });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("GPUCLOUD_API_TOKEN");
+    // --verbose says where the credentials came from, by variable name.
+    const verbose = await run(["flavors", "--verbose", "--gpu", "L40S"]);
+    expect(verbose.stderr).toContain("credentials from GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD");
+  });
+});

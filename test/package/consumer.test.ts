@@ -1,0 +1,122 @@
+// The packed library in a project made like `cdktf init --template=typescript` makes one: its
+// entry points type-check under every module resolution such projects use, and load and
+// synthesize from the installed layout (both flavours).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { makeConsumer, packLibrary, run, typecheck } from "./consumer";
+
+const CDKTF_APP = `import { App, TerraformOutput, TerraformStack } from "cdktf";
+import { ApiToken, Flavors, type ApiTokenProps } from "cdktf-gpucloud";
+import { startEmulator, type RunningEmulator } from "cdktf-gpucloud/emulator";
+import { GpuCloudClient } from "cdktf-gpucloud/client";
+
+const props: ApiTokenProps = { name: "ci" };
+const app = new App();
+const stack = new TerraformStack(app, "s");
+const token = new ApiToken(stack, "t", props);
+const flavors = new Flavors(stack, "f", { regionId: "r", gpu: "H100" });
+new TerraformOutput(stack, "o", { value: flavors.cheapestId });
+export const id: string = token.tokenId;
+export async function emulator(): Promise<RunningEmulator> {
+  return startEmulator({});
+}
+export const clientClass: typeof GpuCloudClient = GpuCloudClient;
+`;
+
+const CDKTN_APP = `import { App, TerraformOutput, TerraformStack } from "cdktn";
+import { ApiToken, Flavors } from "cdktf-gpucloud/cdktn";
+
+const app = new App();
+const stack = new TerraformStack(app, "s");
+const token = new ApiToken(stack, "t", { name: "ci" });
+const flavors = new Flavors(stack, "f", { regionId: "r", gpu: "H100" });
+new TerraformOutput(stack, "o", { value: flavors.cheapestId });
+export const id: string = token.tokenId;
+`;
+
+// Proves the check can fail: a name the cdktn entry does not export.
+const BROKEN = `import { NoSuchConstruct } from "cdktf-gpucloud/cdktn";
+export const x = NoSuchConstruct;
+`;
+
+// Module settings users have: cdktf init's (module CommonJS, no moduleResolution, i.e. node10),
+// node16, nodenext and bundler.
+const RESOLUTIONS: Record<string, Record<string, unknown>> = {
+  "cdktf-init (CommonJS, node10)": {},
+  node16: { module: "node16", moduleResolution: "node16" },
+  nodenext: { module: "nodenext", moduleResolution: "nodenext" },
+  bundler: { module: "esnext", moduleResolution: "bundler" },
+};
+
+describe("the packed library in a cdktf-init-style project", () => {
+  let work: string;
+  let consumer: string;
+  beforeAll(() => {
+    work = mkdtempSync(path.join(os.tmpdir(), "gpucloud-pack-"));
+    consumer = makeConsumer(packLibrary(work));
+    writeFileSync(path.join(consumer, "cdktf-app.ts"), CDKTF_APP);
+    writeFileSync(path.join(consumer, "cdktn-app.ts"), CDKTN_APP);
+    writeFileSync(path.join(consumer, "broken.ts"), BROKEN);
+  }, 120_000);
+  afterAll(() => {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(consumer, { recursive: true, force: true });
+  });
+
+  test.each(Object.entries(RESOLUTIONS))("tsc --noEmit passes for the main entry, /emulator, /client and /cdktn under %s", (name, overrides) => {
+    const res = typecheck(consumer, name.replace(/\W+/g, "-"), overrides, ["cdktf-app.ts", "cdktn-app.ts"]);
+    expect(`${res.stdout}${res.stderr}`).toBe("");
+    expect(res.status).toBe(0);
+  });
+
+  test("the check can fail: a missing export is reported", () => {
+    const res = typecheck(consumer, "broken", {}, ["broken.ts"]);
+    expect(res.status).not.toBe(0);
+    expect(res.stdout).toMatch(/TS2305: Module '"cdktf-gpucloud\/cdktn"' has no exported member 'NoSuchConstruct'/);
+  });
+
+  test("every entry point loads with node, and every bin runs", () => {
+    const res = run(
+      process.execPath,
+      ["-e", `for (const m of ["cdktf-gpucloud", "cdktf-gpucloud/cdktn", "cdktf-gpucloud/emulator", "cdktf-gpucloud/client"]) console.log(m, Object.keys(require(m)).sort().join(","))`],
+      consumer,
+    );
+    expect(res.stdout).toMatch(/^cdktf-gpucloud \S*ApiToken\S*Flavors/m);
+    expect(res.stdout).toMatch(/^cdktf-gpucloud\/cdktn \S*ApiToken\S*Flavors/m);
+    expect(res.stdout).toMatch(/^cdktf-gpucloud\/emulator \S*startEmulator/m);
+    expect(res.stdout).toMatch(/^cdktf-gpucloud\/client \S*GpuCloudClient/m);
+    // Every bin runs from the installed package (so nothing it imports was left out of the tarball).
+    const installed = path.join(consumer, "node_modules", "cdktf-gpucloud");
+    const bins = (JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8")) as { bin: Record<string, string> }).bin;
+    expect(Object.keys(bins)).toContain("gpucloud-emulator");
+    for (const [name, file] of Object.entries(bins)) {
+      const help = run(process.execPath, [path.join(installed, file), "--help"], consumer);
+      expect([name, help.stdout]).toEqual([name, expect.stringMatching(/^Usage: /)]);
+    }
+  });
+
+  test.each([
+    ["cdktf", "cdktf-gpucloud"],
+    ["cdktn", "cdktf-gpucloud/cdktn"],
+  ])("a %s app synthesizes from the installed package, the runtime script copied into the stack", (cdk, entry) => {
+    const outdir = path.join(consumer, `out-${cdk}`);
+    const script = `const { App, TerraformStack } = require(${JSON.stringify(cdk)});
+const { ApiToken, Flavors } = require(${JSON.stringify(entry)});
+const app = new App({ outdir: ${JSON.stringify(outdir)} });
+const stack = new TerraformStack(app, "s");
+new ApiToken(stack, "t", { name: "ci" });
+new Flavors(stack, "f", { regionId: "r", gpu: "H100" });
+app.synth();`;
+    run(process.execPath, ["-e", script], consumer);
+    const stackDir = path.join(outdir, "stacks", "s");
+    const json = JSON.parse(readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8"));
+    expect(Object.keys(json.resource)).toEqual(["null_resource"]);
+    expect(Object.keys(json.data)).toEqual(["external"]);
+    expect(Object.keys(json.provider).sort()).toEqual(["external", "null"]);
+    const assets = path.join(stackDir, "assets");
+    const found = readdirSync(assets, { recursive: true }).map(String).filter((f) => f.endsWith("gpucloud-tf.js"));
+    expect(found).toHaveLength(1);
+    expect(existsSync(path.join(assets, found[0]))).toBe(true);
+  });
+});

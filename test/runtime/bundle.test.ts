@@ -1,0 +1,164 @@
+/**
+ * The runtime bundle (lib/assets/gpucloud-tf.js) as built: it carries only the parts of undici
+ * and zod the script uses (scripts/bundle/), and what it leaves out is never needed: English
+ * validation messages, https, and results larger than a pipe's buffer still work.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");
+const METAFILE = path.join(ROOT, "build", "gpucloud-tf.meta.json");
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runBundle(command: string, env: NodeJS.ProcessEnv, stdin = "{}"): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BUNDLE, command], { env: { PATH: process.env.PATH, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+function flavor(i: number, overrides: Record<string, unknown> = {}) {
+  return {
+    id: `fl-${i}`,
+    name: `gpu-${i}`,
+    region_name: "Test region",
+    region_id: "r1",
+    price: 1 + i / 100,
+    cpu: 8,
+    disk: 100,
+    ram: 64,
+    gpu: "H100",
+    gpu_count: 1,
+    stock_available: true,
+    ...overrides,
+  };
+}
+
+/** Answers login and GET /flavors with the given products; nothing else. */
+function apiHandler(products: object[]): http.RequestListener {
+  return (req, res) => {
+    res.setHeader("content-type", "application/json");
+    if (req.method === "POST" && req.url === "/authenticate/login") {
+      req.resume();
+      res.end(JSON.stringify({ status: true, message: "ok", data: { access_token: "a.b.c", refresh_token: "d.e.f" } }));
+    } else if (req.method === "GET" && req.url?.startsWith("/flavors")) {
+      res.end(JSON.stringify({ status: true, message: "ok", data: [{ region: "Test region", products }] }));
+    } else {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ status: false, message: "not found", data: null }));
+    }
+  };
+}
+
+async function listen(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+const credentials = { GPUCLOUD_USERNAME: "bundle-test", GPUCLOUD_PASSWORD: "bundle-test-pw", GPUCLOUD_TIMEOUT_SECONDS: "20" };
+
+describe("runtime bundle", () => {
+  test("carries Agent and request of undici and only the en locale of zod", () => {
+    if (!existsSync(METAFILE)) throw new Error(`${METAFILE} is missing: run npm run build`);
+    const meta = JSON.parse(readFileSync(METAFILE, "utf8"));
+    // Paths from node_modules on, whether esbuild reached it directly or through a symlink.
+    const inputs = Object.keys((Object.values(meta.outputs)[0] as { inputs: object }).inputs).map((input) =>
+      input.replace(/^.*?(?=node_modules\/)/, ""),
+    );
+
+    expect(inputs).toContain("node_modules/undici/lib/dispatcher/agent.js");
+    expect(inputs).toContain("node_modules/undici/lib/api/api-request.js");
+    expect(inputs).toContain("node_modules/zod/v4/locales/en.js");
+    const unwanted = inputs.filter(
+      (input) =>
+        /undici\/lib\/(web|mock|cache|interceptor)\//.test(input) ||
+        /undici\/(index\.js|lib\/dispatcher\/client-h2\.js|lib\/global\.js)$/.test(input) ||
+        /zod\/v4\/locales\/(?!en\.js)/.test(input),
+    );
+    expect(unwanted).toEqual([]);
+
+    const text = readFileSync(BUNDLE, "utf8");
+    for (const builtin of ["node:http2", "node:assert", "node:sqlite", "node:zlib"]) {
+      expect(text).not.toContain(`require("${builtin}")`);
+    }
+    // undici's wasm parser is compiled with Liftoff only, and the flag is reset after the compile.
+    expect(text).toContain('"--liftoff-only"');
+    expect(text).toContain('"--no-liftoff-only"');
+  });
+
+  test("a malformed response is reported with zod's English message", async () => {
+    const server = http.createServer(apiHandler([flavor(1, { price: "12" })]));
+    const port = await listen(server);
+    try {
+      const ran = await runBundle("flavors", { ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` });
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toContain("data[0].products[0].price: expected number, received string");
+    } finally {
+      server.close();
+    }
+  });
+
+  test("a result larger than a pipe buffer reaches stdout whole before the process exits", async () => {
+    const products = Array.from({ length: 3000 }, (_, i) => flavor(i));
+    const server = http.createServer(apiHandler(products));
+    const port = await listen(server);
+    try {
+      const ran = await runBundle("flavors", { ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` });
+      expect(ran.stderr).not.toContain("error");
+      expect(ran.code).toBe(0);
+      expect(ran.stdout.length).toBeGreaterThan(256 * 1024);
+      const result = JSON.parse(ran.stdout);
+      expect(result.count).toBe("3000");
+      expect(JSON.parse(result.ids)).toHaveLength(3000);
+    } finally {
+      server.close();
+    }
+  });
+
+  const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
+  (hasOpenssl ? test : test.skip)("https works without undici's HTTP/2 code (TLS loaded on connect)", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "gpucloud-bundle-tls-"));
+    try {
+      const key = path.join(dir, "key.pem");
+      const cert = path.join(dir, "cert.pem");
+      const made = spawnSync("openssl", [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+      ]);
+      expect(made.status).toBe(0);
+      const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, apiHandler([flavor(7)]));
+      const port = await listen(server);
+      try {
+        const ran = await runBundle("flavors", {
+          ...credentials,
+          GPUCLOUD_BASE_URL: `https://127.0.0.1:${port}`,
+          NODE_EXTRA_CA_CERTS: cert,
+        });
+        expect(ran.stderr).not.toContain("error");
+        expect(ran.code).toBe(0);
+        expect(JSON.parse(ran.stdout).cheapest_id).toBe("fl-7");
+      } finally {
+        server.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The CDK Terrain flavour under real Terraform (offline, through the provider doubles) against
+ * the emulator: a cdktn app with an ApiToken and a Flavors lookup deploys, plans again with no
+ * changes, and destroys.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktn";
+import { ApiToken, Flavors } from "cdktf-gpucloud/cdktn";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  resourceActions,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
+
+const USER = { username: "cdktn-bot", password: "cdktn-password-7d2f" };
+const NAME = "ci-cdktn";
+
+describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+  let outdir: string;
+  let tf: TerraformRunner;
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [USER] });
+    doubles = await startProviderDoubles();
+    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-cdktn-"));
+
+    const app = new App({ outdir });
+    const stack = new TerraformStack(app, "gpu-ci");
+    new LocalBackend(stack, { path: "terraform.tfstate" });
+    const h100 = new Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1, inStockOnly: true, spot: false });
+    const token = new ApiToken(stack, "ci-token", { name: NAME, description: "from cdktn" });
+    new TerraformOutput(stack, "flavor_id", { value: h100.cheapestId });
+    new TerraformOutput(stack, "token_id", { value: token.tokenId });
+    new TerraformOutput(stack, "token", { value: token.token, sensitive: true });
+    app.synth();
+
+    tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), {
+      doubles,
+      env: {
+        ...process.env,
+        GPUCLOUD_BASE_URL: emulator.url,
+        GPUCLOUD_USERNAME: USER.username,
+        GPUCLOUD_PASSWORD: USER.password,
+        GPUCLOUD_TIMEOUT_SECONDS: "30",
+      },
+    });
+    await tf.init({ check: true });
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
+  });
+
+  test("deploy creates the token and reads the cheapest H100", async () => {
+    const plan = await tf.plan({ check: true });
+    const actions = resourceActions(plan.plan!);
+    expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource.")).map(([, v]) => v)).toEqual([["create"]]);
+    await tf.apply({ check: true });
+
+    const tokens = emulator.tokens().filter((t) => t.name === NAME);
+    expect(tokens).toHaveLength(1);
+    expect(tokens[0].description).toBe("from cdktn");
+    const out = await tf.output();
+    expect(out.token_id.value).toBe(tokens[0].id);
+    expect(out.token).toEqual(expect.objectContaining({ sensitive: true, value: tokens[0].token }));
+    expect(out.flavor_id.value).toBe("no1-h100x1");
+  });
+
+  test("a second plan has no changes and writes nothing", async () => {
+    emulator.resetStats();
+    const plan = await tf.plan({ detailedExitCode: true, check: true });
+    expect(plan.exitCode).toBe(0);
+    expect(plan.stdout).toContain("No changes.");
+    expect(emulator.stats().tokenWrites).toBe(0);
+  });
+
+  test("destroy removes everything from the state", async () => {
+    await tf.destroy({ check: true });
+    const state = await tf.show();
+    expect(state.values?.root_module?.resources ?? []).toEqual([]);
+  });
+});
