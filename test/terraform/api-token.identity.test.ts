@@ -8,8 +8,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Resource } from "@cdktf/provider-null/lib/resource";
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
 import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import {
@@ -85,7 +84,13 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
       new TerraformOutput(stack, "token_id", { value: token.tokenId });
       if (opts.consumer) {
         // Terraform propagates create_before_destroy to what this depends on: the token's sync resource.
-        new Resource(stack, "consumer", { triggers: { token_id: token.tokenId }, lifecycle: { createBeforeDestroy: true } });
+        // A plain TerraformResource (not @cdktf/provider-null), so the suite also runs on CDK Terrain.
+        const consumer = new TerraformResource(stack, "consumer", {
+          terraformResourceType: "null_resource",
+          terraformGeneratorMetadata: { providerName: "null" },
+          lifecycle: { createBeforeDestroy: true },
+        });
+        consumer.addOverride("triggers", { token_id: token.tokenId });
       }
     };
 
