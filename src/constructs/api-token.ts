@@ -1,27 +1,28 @@
-import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { Fn, Op, Token } from "cdktf";
+import { TerraformStack, Token, type IResolvable } from "cdktf";
+import { ref } from "cdktf/lib/tfExpression";
 import { Construct } from "constructs";
 import {
   IN_SYNC,
-  CredentialEnv,
+  InventoryResultField,
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
-  type TokenQuery,
 } from "../runtime/protocol";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
-import { externalProgram, provisionerCommand } from "./runtime-script";
-import { characterCount, checkBaseUrl, isKnown, propError } from "./validation";
+import { provisionerCommand } from "./runtime-script";
+import { terraformLiteral } from "./terraform-literal";
+import { TokenInventory } from "./token-inventory";
+import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
 const NAME_MAX_LENGTH = 50;
 
 export interface ApiTokenProps {
   /**
-   * The token's name, 1 to 50 characters. It identifies the token: the first deploy adopts a
-   * token that already has this name instead of creating a second one. Changing it renames the
-   * same token.
+   * The token's name, 1 to 50 characters, not blank. It identifies the token: the first deploy
+   * adopts a token that already has this name instead of creating a second one. Changing it
+   * renames the same token within one apply; `previousNames` makes a rename independent of that.
    */
   readonly name: string;
   /**
@@ -30,6 +31,15 @@ export interface ApiTokenProps {
    */
   readonly description?: string;
   /**
+   * Names this token had before, most recent first. When no token has `name`, a token with one
+   * of these names is renamed to `name`, never a new token created. Unlike the hand-off between
+   * the two halves of a replacement, this works in any run, on any machine, and under
+   * create_before_destroy. Like Terraform's `moved` blocks: keep them while old deployments may
+   * still exist.
+   * @default - no previous names
+   */
+  readonly previousNames?: string[];
+  /**
    * The API's base URL, overriding `GPUCLOUD_BASE_URL` from the environment. Not a secret: it is
    * written into the synthesized configuration.
    * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
@@ -37,35 +47,35 @@ export interface ApiTokenProps {
   readonly baseUrl?: string;
 }
 
+/** A destroy-time provisioner may only refer to `self`; a trigger missing from an older state reads as "". */
+function fromTriggers(trigger: string): string {
+  return `\${lookup(self.triggers, "${trigger}", "")}`;
+}
+
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
  * Terraform. The API has no delete operation: destroying this construct removes it from the
  * state and warns that the token stays active.
  *
- * Behind it, three Terraform objects:
- * - `data.external` "observe", read at every plan: does the API hold the configured token?
+ * Behind it:
+ * - the stack's one `data.external` inventory (shared by every ApiToken of the stack), read at
+ *   every plan: does the API hold each configured token, and what are its attributes?
  * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
- *   change when the configuration changes or the observation finds drift, so Terraform replaces
+ *   change when the configuration changes or the inventory finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
- * - `data.external` "read", after "sync": the attributes this construct exposes.
+ * - the stack's one `data.external` read after the writes, which has an instance only while
+ *   some token of the stack is being written. In sync, the attributes come from the inventory
+ *   and are known at plan time; being written, from that read.
  */
 export class ApiToken extends Construct {
   /** The API's limit on a token's name, in characters. */
   public static readonly NAME_MAX_LENGTH = NAME_MAX_LENGTH;
 
-  /** The token's id. */
-  public readonly tokenId: string;
-  /**
-   * The token's value. Sensitive: Terraform refuses an output built from it unless the output
-   * is marked `sensitive: true`.
-   */
-  public readonly token: string;
-  /** Creation time as the API reports it (an integer; the spec shows neither unit nor epoch). */
-  public readonly createdAt: number;
-  /** Last use as the API reports it; 0 means never used. */
-  public readonly lastUsed: number;
   /** The name, as configured. */
   public readonly name: string;
+  /** Builds an attribute's reference; see the constructor. */
+  private readonly attribute: (field: string, wrap: string) => IResolvable;
+  private readonly attributes = new Map<string, IResolvable>();
 
   constructor(scope: Construct, id: string, props: ApiTokenProps) {
     super(scope, id);
@@ -75,99 +85,119 @@ export class ApiToken extends Construct {
 
     this.name = props.name;
     const manageDescription = props.description !== undefined;
+    const previousNames = props.previousNames ?? [];
     const key = this.node.addr;
+    const name = terraformLiteral(props.name);
+    const description = manageDescription ? terraformLiteral(props.description as string) : undefined;
+    const baseUrl = props.baseUrl !== undefined ? terraformLiteral(props.baseUrl) : undefined;
 
-    const query: TokenQuery = {
-      name: props.name,
-      ...(manageDescription ? { description: props.description } : {}),
-      ...(props.baseUrl !== undefined ? { base_url: props.baseUrl } : {}),
-    };
-    const observe = new DataExternal(this, "observe", {
-      program: externalProgram(this, RuntimeCommand.TOKEN_OBSERVE),
-      query: { ...query },
-    });
+    const inventory = TokenInventory.of(this);
+    inventory.register(this, { key, name: props.name, description: props.description, previousNames, baseUrl: props.baseUrl });
+    // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
+    // every cdktf token captures a stack trace when created, and a dozen per ApiToken made
+    // synthesis three times slower than the same elements declared by hand.
+    const observed = (field: string) => `${inventory.resultAddress}["${key}.${field}"]`;
+    const inSync = `${observed(InventoryResultField.IN_SYNC)} == "true"`;
 
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which forces a replacement, and it becomes
     // "true" when applied, so the next plan finds nothing to do.
-    const apiInSync = Fn.conditional(
-      Op.eq(observe.result.lookup("in_sync"), "true"),
-      IN_SYNC,
-      // (Compared with a word, not "": cdktf renders the literals "" and 0 as `undefined`.)
-      Fn.conditional(Op.eq(Fn.timestamp(), "never"), "never", IN_SYNC),
-    );
+    const apiInSync = `\${${inSync} ? "${IN_SYNC}" : (timestamp() == "never" ? "never" : "${IN_SYNC}")}`;
 
     const sync = new Resource(this, "sync", {
       triggers: {
-        [TokenTrigger.NAME]: props.name,
-        ...(manageDescription ? { [TokenTrigger.DESCRIPTION]: props.description as string } : {}),
+        [TokenTrigger.NAME]: name,
+        ...(description !== undefined ? { [TokenTrigger.DESCRIPTION]: description } : {}),
         [TokenTrigger.KEY]: key,
-        ...(props.baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: props.baseUrl } : {}),
-        [TokenTrigger.API_IN_SYNC]: Token.asString(apiInSync),
+        ...(baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: baseUrl } : {}),
+        [TokenTrigger.WORKSPACE]: "${terraform.workspace}",
+        [TokenTrigger.PATH]: terraformLiteral(this.node.path),
+        [TokenTrigger.API_IN_SYNC]: apiInSync,
       },
       provisioners: [
         {
           type: "local-exec",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
-            [TokenEnv.NAME]: props.name,
-            ...(manageDescription ? { [TokenEnv.DESCRIPTION]: props.description as string } : {}),
+            [TokenEnv.NAME]: name,
+            ...(description !== undefined ? { [TokenEnv.DESCRIPTION]: description } : {}),
             [TokenEnv.KEY]: key,
-            ...(props.baseUrl !== undefined ? { [CredentialEnv.BASE_URL]: props.baseUrl } : {}),
+            [TokenEnv.WORKSPACE]: "${terraform.workspace}",
+            [TokenEnv.PATH]: terraformLiteral(this.node.path),
+            ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: terraformLiteral(JSON.stringify(previousNames)) } : {}),
+            ...(baseUrl !== undefined ? { [TokenEnv.BASE_URL]: baseUrl } : {}),
           },
         },
         {
-          // Destroy-time provisioners may only refer to `self`: everything comes from the triggers.
           type: "local-exec",
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
+          // Every trigger through lookup(): triggers added or removed between versions of this
+          // library (base_url, workspace, ...) must never break an apply of an older state.
           environment: {
-            [TokenEnv.NAME]: `\${self.triggers.${TokenTrigger.NAME}}`,
-            [TokenEnv.KEY]: `\${self.triggers.${TokenTrigger.KEY}}`,
-            ...(props.baseUrl !== undefined
-              ? { [CredentialEnv.BASE_URL]: `\${self.triggers.${TokenTrigger.BASE_URL}}` }
-              : {}),
+            [TokenEnv.NAME]: fromTriggers(TokenTrigger.NAME),
+            [TokenEnv.KEY]: fromTriggers(TokenTrigger.KEY),
+            [TokenEnv.WORKSPACE]: fromTriggers(TokenTrigger.WORKSPACE),
+            [TokenEnv.PATH]: fromTriggers(TokenTrigger.PATH),
+            [TokenEnv.BASE_URL]: fromTriggers(TokenTrigger.BASE_URL),
           },
         },
       ],
     });
 
-    const read = new DataExternal(this, "read", {
-      program: externalProgram(this, RuntimeCommand.TOKEN_READ),
-      query: {
-        name: props.name,
-        ...(props.baseUrl !== undefined ? { base_url: props.baseUrl } : {}),
-      },
-      // Read after the write when "sync" changes; at plan time otherwise.
-      dependsOn: [sync],
-    });
+    inventory.addWrite(sync);
 
-    this.tokenId = read.result.lookup("id");
-    this.token = Token.asString(Fn.sensitive(read.result.lookup("token")));
-    this.createdAt = Token.asNumber(Fn.tonumber(read.result.lookup("created_at")));
-    this.lastUsed = Token.asNumber(Fn.tonumber(read.result.lookup("last_used")));
+    // In sync: the inventory's value, known at plan time. Being written: the stack's read after
+    // the writes. one() of the splat is null while that read has no instance, where [0] would fail.
+    const stack = TerraformStack.of(this);
+    this.attribute = (field, wrap) =>
+      ref(`${wrap}(${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${key}.${field}"]))`, stack);
+  }
+
+  /** The token's id. */
+  public get tokenId(): string {
+    return Token.asString(this.cached(InventoryResultField.ID, ""));
+  }
+
+  /**
+   * The token's value. Sensitive: Terraform refuses an output built from it unless the output
+   * is marked `sensitive: true`.
+   */
+  public get token(): string {
+    return Token.asString(this.cached(InventoryResultField.TOKEN, "sensitive"));
+  }
+
+  /** Creation time as the API reports it (the spec shows neither unit nor epoch). */
+  public get createdAt(): number {
+    return Token.asNumber(this.cached(InventoryResultField.CREATED_AT, "tonumber"));
+  }
+
+  /** Last use as the API reports it; 0 means never used. */
+  public get lastUsed(): number {
+    return Token.asNumber(this.cached(InventoryResultField.LAST_USED, "tonumber"));
+  }
+
+  /** Made on first use: a reference costs a stack trace, and most stacks read one or two attributes. */
+  private cached(field: string, wrap: string): IResolvable {
+    let value = this.attributes.get(field);
+    if (!value) {
+      value = this.attribute(field, wrap);
+      this.attributes.set(field, value);
+    }
+    return value;
   }
 }
 
 function validateProps(scope: Construct, props: ApiTokenProps): void {
   const kind = "ApiToken";
   if (props === undefined || props === null) throw propError(scope, kind, "props are required (at least a name)");
-  if (!isKnown(props.name)) {
-    if (props.name === undefined) throw propError(scope, kind, "name is required");
-  } else {
-    if (typeof props.name !== "string") throw propError(scope, kind, "name must be a string");
-    const length = characterCount(props.name);
-    if (length < 1 || length > NAME_MAX_LENGTH) {
-      throw propError(
-        scope,
-        kind,
-        `name must be 1 to ${NAME_MAX_LENGTH} characters (the API's limit), got ${length}` +
-          (length > 0 ? `: "${[...props.name].slice(0, NAME_MAX_LENGTH).join("")}…"` : ""),
-      );
-    }
-  }
+  checkTokenName(scope, kind, "name", props.name, NAME_MAX_LENGTH);
   if (isKnown(props.description) && typeof props.description !== "string") {
     throw propError(scope, kind, "description must be a string");
+  }
+  if (props.previousNames !== undefined) {
+    if (!Array.isArray(props.previousNames)) throw propError(scope, kind, "previousNames must be a list of names");
+    props.previousNames.forEach((previous, i) => checkTokenName(scope, kind, `previousNames[${i}]`, previous, NAME_MAX_LENGTH));
   }
   checkBaseUrl(scope, kind, props.baseUrl);
 }

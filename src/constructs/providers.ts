@@ -1,25 +1,55 @@
 import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
-import { TerraformProvider, TerraformStack } from "cdktf";
-import type { Construct } from "constructs";
+import { Aspects, TerraformProvider, TerraformStack, type IAspect } from "cdktf";
+import type { IConstruct } from "constructs";
+
+type ProviderType = "null" | "external";
 
 /**
  * cdktf refuses to synthesize a resource whose provider is not declared in the stack. The null
  * and external providers take no configuration, so the library declares them itself unless the
- * stack already has a default (unaliased) one, which it then shares.
+ * stack has a default (unaliased) one, which it then shares.
+ *
+ * Whether the stack has one is decided at synthesis, not when a construct is created: a user's
+ * provider declared after the constructs is found as well as one declared before. The decision
+ * runs as an aspect, which cdktf invokes (in `app.synth()` and in `Testing.synth*`) before its
+ * provider-presence validation, and it scans the tree once per stack, not once per construct.
  */
-function ensureProvider(scope: Construct, type: string, create: (stack: TerraformStack) => void): void {
+class DefaultProviders implements IAspect {
+  readonly needed = new Set<ProviderType>();
+  private done = false;
+
+  constructor(private readonly stack: TerraformStack) {}
+
+  visit(node: IConstruct): void {
+    if (this.done || node !== this.stack) return;
+    this.done = true;
+    const present = new Set<string>();
+    for (const c of this.stack.node.findAll()) {
+      if (TerraformProvider.isTerraformProvider(c) && !c.alias) present.add(c.terraformResourceType);
+    }
+    if (this.needed.has("null") && !present.has("null")) new NullProvider(this.stack, "gpucloud-null");
+    if (this.needed.has("external") && !present.has("external")) new ExternalProvider(this.stack, "gpucloud-external");
+  }
+}
+
+const perStack = new WeakMap<TerraformStack, DefaultProviders>();
+
+function ensureProvider(scope: IConstruct, type: ProviderType): void {
   const stack = TerraformStack.of(scope);
-  const present = stack.node
-    .findAll()
-    .some((c) => TerraformProvider.isTerraformProvider(c) && c.terraformResourceType === type && !c.alias);
-  if (!present) create(stack);
+  let aspect = perStack.get(stack);
+  if (!aspect) {
+    aspect = new DefaultProviders(stack);
+    perStack.set(stack, aspect);
+    Aspects.of(stack).add(aspect);
+  }
+  aspect.needed.add(type);
 }
 
-export function ensureNullProvider(scope: Construct): void {
-  ensureProvider(scope, "null", (stack) => new NullProvider(stack, "gpucloud-null"));
+export function ensureNullProvider(scope: IConstruct): void {
+  ensureProvider(scope, "null");
 }
 
-export function ensureExternalProvider(scope: Construct): void {
-  ensureProvider(scope, "external", (stack) => new ExternalProvider(stack, "gpucloud-external"));
+export function ensureExternalProvider(scope: IConstruct): void {
+  ensureProvider(scope, "external");
 }

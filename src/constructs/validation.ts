@@ -1,4 +1,5 @@
-import { Token } from "cdktf";
+import { Annotations, Token } from "cdktf";
+import { isCdktfToken } from "./terraform-literal";
 import type { Construct } from "constructs";
 
 /** An error in a construct's props, raised at synth time and naming the construct's path. */
@@ -11,9 +12,14 @@ export function characterCount(value: string): number {
   return [...value].length;
 }
 
-/** True for a value known at synth time (not a token that Terraform resolves later). */
+/**
+ * True for a value known at synth time (not a token that Terraform resolves later). A string is
+ * known unless it carries a cdktf token: a literal `${` is text here (it is escaped on output).
+ */
 export function isKnown(value: unknown): boolean {
-  return value !== undefined && !Token.isUnresolved(value);
+  if (value === undefined) return false;
+  if (typeof value === "string") return !isCdktfToken(value);
+  return !Token.isUnresolved(value);
 }
 
 /** A non-secret http(s) URL: userinfo would put a credential into cdk.tf.json. */
@@ -34,6 +40,36 @@ export function checkBaseUrl(scope: Construct, kind: string, baseUrl: string | u
       kind,
       "baseUrl must not contain credentials: they would be written into cdk.tf.json. " +
         "Set GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD or GPUCLOUD_API_TOKEN in the environment of terraform instead",
+    );
+  }
+}
+
+/**
+ * A token name as the API accepts it, checked when it is known at synth time: a string, not
+ * blank, 1 to `max` characters (code points, as the spec counts). A server that counts UTF-16
+ * units instead would reject some names the spec allows, so that case is a warning.
+ */
+export function checkTokenName(scope: Construct, kind: string, field: string, value: unknown, max: number): void {
+  if (!isKnown(value)) {
+    if (value === undefined) throw propError(scope, kind, `${field} is required`);
+    return;
+  }
+  if (typeof value !== "string") throw propError(scope, kind, `${field} must be a string`);
+  if (value.trim().length === 0) {
+    throw propError(scope, kind, `${field} must not be blank or only white space (the API needs 1 to ${max} characters)`);
+  }
+  const length = characterCount(value);
+  if (length > max) {
+    throw propError(
+      scope,
+      kind,
+      `${field} must be 1 to ${max} characters (the API's limit), got ${length}: "${[...value].slice(0, max).join("")}…"`,
+    );
+  }
+  if (value.length > max) {
+    Annotations.of(scope).addWarning(
+      `${kind} "${scope.node.path}": ${field} is ${length} characters but ${value.length} UTF-16 units; ` +
+        `the API's limit is ${max} characters, and a server that counts UTF-16 units would reject it`,
     );
   }
 }

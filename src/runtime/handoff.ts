@@ -1,53 +1,73 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HANDOFF_DIR } from "./protocol";
 
 /**
- * What a destroy-time provisioner leaves for the create-time provisioner of the resource that
- * replaces it. Terraform replaces the `null_resource` on every rename or update (destroy first,
- * then create), and the destroy side is the only code that still sees the old name (`self`).
+ * What the destroy half of a replacement leaves for the create half, and what the create half
+ * remembers of the token it last applied (for a rename the destroy half never sees).
+ *
+ * Terraform replaces the `null_resource` on every rename or update. Without create_before_destroy
+ * the destroy half runs first; it is the only code that still sees the old name (`self`), so it
+ * writes a hand-off. Both halves run in one `terraform apply` process, so every record carries
+ * the run's id (./run-scope.ts) and only the same run may take a hand-off over: a destroy
+ * followed by a deploy, another workspace or another stack never inherits a token this way.
  * Ids and names are not secrets; nothing else is written.
  */
 export interface Handoff {
+  /** The construct's key and the Terraform workspace: a hand-off is theirs alone. */
+  readonly key: string;
+  readonly workspace: string;
   /** The id of the token the old resource managed, when the API could be asked for it. */
   readonly id?: string;
   /** The token's name as the old resource knew it. */
   readonly name: string;
+  /** The run that released it. */
+  readonly runId: string;
   readonly releasedAt: string;
-}
-
-function handoffPath(cwd: string, key: string): string {
-  if (!/^[A-Za-z0-9_-]{1,100}$/.test(key)) throw new Error(`invalid hand-off key "${key}"`);
-  return path.join(cwd, HANDOFF_DIR, `${key}.json`);
+  /**
+   * Set by the create half before it writes to the API: the run that took the token over and
+   * the name it is renaming it to. A claimed hand-off whose create failed is honoured by a later
+   * run with the same target name, so the retry finishes the rename.
+   */
+  readonly claimedBy?: string;
+  readonly targetName?: string;
 }
 
 /**
- * The destroy and create halves of one replacement run seconds apart in the same apply. A file
- * older than this was left by a destroy (or a failed apply) long ago; it no longer says anything
- * about what the configuration means, so it is dropped rather than followed.
+ * Written by every successful create half: the token this construct manages in this workspace,
+ * as last applied from this folder. Under create_before_destroy (forced onto the sync resource
+ * when a consumer has it) Terraform skips destroy-time provisioners, so no hand-off is ever
+ * written; this record is how the create half of a rename still learns the old token, to warn
+ * that it stays active. It is only ever reported, never followed. A destroy removes it.
  */
-export const HANDOFF_MAX_AGE_MS = 60 * 60 * 1000;
+export interface AppliedRecord {
+  readonly key: string;
+  readonly workspace: string;
+  readonly id: string;
+  readonly name: string;
+  readonly at: string;
+}
 
-export function writeHandoff(cwd: string, key: string, handoff: Handoff): void {
-  const file = handoffPath(cwd, key);
+type Kind = "handoff" | "applied";
+
+function recordPath(cwd: string, kind: Kind, workspace: string, key: string): string {
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(key)) throw new Error(`invalid hand-off key "${key}"`);
+  // Workspace names are free text to us: hashed into the file name, kept verbatim inside.
+  const ws = createHash("sha256").update(workspace).digest("hex").slice(0, 16);
+  const suffix = kind === "handoff" ? "json" : "applied.json";
+  return path.join(cwd, HANDOFF_DIR, `${key}.${ws}.${suffix}`);
+}
+
+function writeRecord(file: string, record: object): void {
   mkdirSync(path.dirname(file), { recursive: true });
   // Write then rename, so a reader never sees half a file.
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(handoff) + "\n", { mode: 0o600 });
+  writeFileSync(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
   renameSync(tmp, file);
 }
 
-/**
- * The hand-off for `key`, or undefined. A file that cannot be understood, or is older than
- * {@link HANDOFF_MAX_AGE_MS}, is reported and ignored.
- */
-export function readHandoff(
-  cwd: string,
-  key: string,
-  warn: (line: string) => void,
-  now: number = Date.now(),
-): Handoff | undefined {
-  const file = handoffPath(cwd, key);
+function readRecord(file: string, cwd: string, warn: (line: string) => void): Record<string, unknown> | undefined {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -55,22 +75,60 @@ export function readHandoff(
     return undefined;
   }
   try {
-    const parsed = JSON.parse(text) as Partial<Handoff>;
-    if (typeof parsed.name !== "string" || (parsed.id !== undefined && typeof parsed.id !== "string")) {
-      throw new Error("unexpected shape");
-    }
-    const releasedAt = Date.parse(String(parsed.releasedAt));
-    if (!Number.isFinite(releasedAt) || now - releasedAt > HANDOFF_MAX_AGE_MS) {
-      warn(`ignoring stale hand-off file ${path.relative(cwd, file)} (released ${String(parsed.releasedAt)})`);
-      return undefined;
-    }
-    return { id: parsed.id, name: parsed.name, releasedAt: String(parsed.releasedAt) };
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+    return parsed as Record<string, unknown>;
   } catch {
     warn(`ignoring unreadable hand-off file ${path.relative(cwd, file)}`);
+    rmSync(file, { force: true });
     return undefined;
   }
 }
 
-export function removeHandoff(cwd: string, key: string): void {
-  rmSync(handoffPath(cwd, key), { force: true });
+const optionalString = (v: unknown): boolean => v === undefined || typeof v === "string";
+
+export function writeHandoff(cwd: string, handoff: Handoff): void {
+  writeRecord(recordPath(cwd, "handoff", handoff.workspace, handoff.key), handoff);
+}
+
+/**
+ * The hand-off for this workspace and key, or undefined. A file that cannot be understood, or
+ * that belongs to another key or workspace (a hash collision, a copied folder), is ignored.
+ */
+export function readHandoff(cwd: string, workspace: string, key: string, warn: (line: string) => void): Handoff | undefined {
+  const raw = readRecord(recordPath(cwd, "handoff", workspace, key), cwd, warn);
+  if (!raw) return undefined;
+  const ok =
+    raw.key === key &&
+    raw.workspace === workspace &&
+    typeof raw.name === "string" &&
+    typeof raw.runId === "string" &&
+    typeof raw.releasedAt === "string" &&
+    optionalString(raw.id) &&
+    optionalString(raw.claimedBy) &&
+    optionalString(raw.targetName);
+  if (!ok) {
+    warn(`ignoring a hand-off file of an older version or another workspace for key ${key}`);
+    return undefined;
+  }
+  return raw as unknown as Handoff;
+}
+
+export function removeHandoff(cwd: string, workspace: string, key: string): void {
+  rmSync(recordPath(cwd, "handoff", workspace, key), { force: true });
+}
+
+export function writeAppliedRecord(cwd: string, record: AppliedRecord): void {
+  writeRecord(recordPath(cwd, "applied", record.workspace, record.key), record);
+}
+
+export function readAppliedRecord(cwd: string, workspace: string, key: string, warn: (line: string) => void): AppliedRecord | undefined {
+  const raw = readRecord(recordPath(cwd, "applied", workspace, key), cwd, warn);
+  if (!raw) return undefined;
+  const ok = raw.key === key && raw.workspace === workspace && typeof raw.id === "string" && typeof raw.name === "string";
+  return ok ? (raw as unknown as AppliedRecord) : undefined;
+}
+
+export function removeAppliedRecord(cwd: string, workspace: string, key: string): void {
+  rmSync(recordPath(cwd, "applied", workspace, key), { force: true });
 }

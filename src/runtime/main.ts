@@ -11,20 +11,21 @@ import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "./output";
 import { preferFlavor } from "./preference-command";
 import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
-import { applyToken, errorMessage, observeToken, readToken, releaseToken } from "./token-commands";
+import { applyToken, errorMessage, readToken, releaseToken } from "./token-commands";
+import { tokenInventory } from "./token-inventory";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
   [RuntimeCommand.FLAVORS]: findFlavors,
   [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
-  [RuntimeCommand.TOKEN_OBSERVE]: (ctx, q) => observeToken(ctx, { name: q.name, description: q.description, base_url: q.base_url }),
+  [RuntimeCommand.TOKEN_INVENTORY]: tokenInventory,
   [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
 };
 
 /** Commands run as `local-exec` provisioners: inputs in the environment, progress on stdout. */
 const PROVISIONER_COMMANDS: Record<string, (ctx: RuntimeContext) => Promise<void>> = {
-  [RuntimeCommand.TOKEN_APPLY]: applyToken,
-  [RuntimeCommand.TOKEN_RELEASE]: releaseToken,
+  [RuntimeCommand.TOKEN_APPLY]: (ctx) => applyToken(ctx),
+  [RuntimeCommand.TOKEN_RELEASE]: (ctx) => releaseToken(ctx),
 };
 
 export interface MainIo {

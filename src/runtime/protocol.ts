@@ -22,9 +22,16 @@ export const RuntimeCommand = {
   FLAVORS: "flavors",
   /** external data source, plan time: the cheapest match of the first filter that has one. */
   FLAVOR_PREFERENCE: "flavor-preference",
-  /** external data source, plan time: compare the API's token with the desired one. */
-  TOKEN_OBSERVE: "token-observe",
-  /** external data source, after the write: the token's attributes. */
+  /**
+   * external data source, one per stack, at plan time and again after the writes (only when
+   * some token is being written): every managed token's observation and attributes from one
+   * login and one list walk per base URL.
+   */
+  TOKEN_INVENTORY: "token-inventory",
+  /**
+   * external data source: one token's attributes by name. Not used by the constructs (the stack
+   * inventory replaced it); kept as the smallest token read, for `npm run bench:script` and by hand.
+   */
   TOKEN_READ: "token-read",
   /** local-exec, creation time: adopt, create, rename or update the token. */
   TOKEN_APPLY: "token-apply",
@@ -51,26 +58,54 @@ export const SECRET_ENV_NAMES: readonly string[] = [
   CredentialEnv.API_TOKEN,
 ];
 
-/** Query of `token-observe` and `token-read` (external data source, all values strings). */
+/**
+ * The `token-inventory` query and result are flat maps (the external protocol allows nothing
+ * else), keyed `<token key>.<field>`, where the token key is the ApiToken's construct address
+ * (hex, no dots). Query fields: {@link InventoryQueryField}; result fields: {@link InventoryResultField}.
+ */
+export function inventoryKey(tokenKey: string, field: string): string {
+  return `${tokenKey}.${field}`;
+}
+
+/**
+ * A query key without a token key: present (value "true") only in the stack's read after the
+ * writes, where a managed token that cannot be found is an error rather than an observation.
+ */
+export const INVENTORY_AFTER_WRITE = "after_write";
+
+export const InventoryQueryField = {
+  NAME: "name",
+  /** Present only when the construct manages the description. */
+  DESCRIPTION: "description",
+  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
+  BASE_URL: "base_url",
+  /** `previous.0`, `previous.1`, ...: the names to rename from, in order of preference. */
+  PREVIOUS_PREFIX: "previous.",
+} as const;
+
+/** Per managed token; all strings; "" where there is no such token. */
+export const InventoryResultField = {
+  ID: "id",
+  NAME: "name",
+  DESCRIPTION: "description",
+  /** The token's value (the construct marks it sensitive). */
+  TOKEN: "token",
+  CREATED_AT: "created_at",
+  LAST_USED: "last_used",
+  /** "true" when a token of that name exists and matches every managed field. */
+  IN_SYNC: "in_sync",
+  /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
+  REASON: "reason",
+} as const;
+
+/** Query of `token-read` (all values strings). */
 export interface TokenQuery {
   readonly name: string;
-  /** Present only when the construct manages the description. */
-  readonly description?: string;
   /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
   readonly base_url?: string;
 }
 
-/** Result of `token-observe`. */
-export interface TokenObservation {
-  /** "true" when a token of that name exists and matches every managed field. */
-  readonly in_sync: "true" | "false";
-  /** A short human reason, e.g. `no token named "ci"` or `description differs`. */
-  readonly reason: string;
-  /** The id of the token of that name, or "" when there is none. */
-  readonly id: string;
-}
-
-/** Result of `token-read`. The construct marks `token` sensitive. */
+/** Result of `token-read`. */
 export interface TokenAttributes {
   readonly id: string;
   readonly name: string;
@@ -87,6 +122,17 @@ export const TokenEnv = {
   DESCRIPTION: "GPUCLOUD_TOKEN_DESCRIPTION",
   /** Stable key of the construct within its stack; names the hand-off file. */
   KEY: "GPUCLOUD_TOKEN_KEY",
+  /** `terraform.workspace`: hand-offs never cross workspaces. */
+  WORKSPACE: "GPUCLOUD_TOKEN_WORKSPACE",
+  /** JSON array of previous names (create side only); absent or "[]" for none. */
+  PREVIOUS_NAMES: "GPUCLOUD_TOKEN_PREVIOUS_NAMES",
+  /**
+   * The construct's baseUrl; empty means GPUCLOUD_BASE_URL. A separate variable, so that an empty
+   * value read from the triggers of an older state never blanks out the environment's URL.
+   */
+  BASE_URL: "GPUCLOUD_TOKEN_BASE_URL",
+  /** The construct's path, for messages only. */
+  PATH: "GPUCLOUD_TOKEN_PATH",
 } as const;
 
 /**
@@ -98,6 +144,9 @@ export const TokenTrigger = {
   DESCRIPTION: "description",
   KEY: "key",
   BASE_URL: "base_url",
+  WORKSPACE: "workspace",
+  /** The construct's path (for the destroy side's messages). */
+  PATH: "path",
   /**
    * "true" when the API matched the configuration at plan time; otherwise an expression that
    * is unknown during plan and becomes "true" at apply, so Terraform plans a replacement once
@@ -111,10 +160,10 @@ export const TokenTrigger = {
 export const IN_SYNC = "true";
 
 /**
- * Folder (relative to Terraform's working directory) where a destroy-time provisioner
- * leaves the id of the token it let go, for the create-time provisioner of the replacing
- * resource in the same apply. This is how a rename keeps the token's identity: the only
- * place the old name survives is the prior state that a destroy provisioner sees as `self`.
+ * Folder (relative to Terraform's working directory) where a destroy-time provisioner leaves
+ * the id of the token it let go, for the create-time provisioner of the replacing resource in
+ * the same apply (and where a create half leaves a marker for a destroy half that runs after it).
+ * Records are scoped to the workspace, the construct and the terraform run (see runtime/handoff.ts).
  */
 export const HANDOFF_DIR = ".gpucloud-handoff";
 

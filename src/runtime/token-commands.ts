@@ -1,70 +1,33 @@
-import { listAllTokens, type GpuCloudClient } from "../client";
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
-import { readHandoff, removeHandoff, writeHandoff } from "./handoff";
-import { TokenEnv, type TokenAttributes, type TokenObservation, type TokenQuery } from "./protocol";
+import {
+  readAppliedRecord,
+  readHandoff,
+  removeAppliedRecord,
+  removeHandoff,
+  writeAppliedRecord,
+  writeHandoff,
+  type Handoff,
+} from "./handoff";
+import { withNameLock } from "./name-lock";
+import { CredentialEnv, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
+import { currentRunId } from "./run-scope";
+import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
 
-/** The fields of an API token this script relies on. */
-interface TokenView {
-  readonly id: string;
-  readonly name: string;
-  readonly description?: string | null;
-  readonly token: string;
-  readonly created_at: number;
-  readonly last_used?: number;
+/** What the provisioner commands take from outside, so that tests can pin the run. */
+export interface TokenCommandDeps {
+  /** The id of the terraform run (see ./run-scope.ts). */
+  readonly runId: () => string;
 }
 
-const NAME_LIMIT = 50;
+const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId };
 
-/**
- * The token that a name designates. The API does not promise unique names; if several tokens
- * share one, the oldest is taken (a rule every command applies, so they all agree) and the
- * ambiguity is reported.
- */
-export function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void): TokenView | undefined {
-  const matches = tokens
-    .filter((t) => t.name === name)
-    .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  if (matches.length > 1 && warn) {
-    warn(
-      `${matches.length} API tokens are named "${name}" (ids ${matches.map((t) => t.id).join(", ")}); ` +
-        `using the oldest, ${matches[0].id}. Rename the others in the console to remove the ambiguity.`,
-    );
-  }
-  return matches[0];
-}
-
-async function allTokens(client: GpuCloudClient, ctx: RuntimeContext): Promise<TokenView[]> {
-  const tokens: TokenView[] = await listAllTokens(client);
-  // Token values must never reach a log line, whatever a later message quotes.
-  ctx.out.addSecrets(tokens.map((t) => t.token));
-  return tokens;
-}
-
-/** Plan time: does the API hold a token that matches the configuration? */
-export async function observeToken(ctx: RuntimeContext, query: TokenQuery): Promise<TokenObservation> {
-  const name = requireName(query.name, "query.name");
-  return withClient(ctx, query.base_url, async (client) => {
-    const token = pickByName(await allTokens(client, ctx), name, ctx.out.warn);
-    if (!token) return { in_sync: "false", reason: `no API token is named "${name}"`, id: "" };
-    if (query.description !== undefined && (token.description ?? "") !== query.description) {
-      return { in_sync: "false", reason: `the description of API token "${name}" differs`, id: token.id };
-    }
-    return { in_sync: "true", reason: "in sync", id: token.id };
-  });
-}
-
-/** After the write (or at plan time when nothing changes): the token's attributes. */
+/** One token's attributes by name (`token-read`; see RuntimeCommand.TOKEN_READ). */
 export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise<TokenAttributes> {
   const name = requireName(query.name, "query.name");
-  return withClient(ctx, query.base_url, async (client) => {
+  return withClient(ctx, query.base_url || undefined, async (client) => {
     const token = pickByName(await allTokens(client, ctx), name, ctx.out.warn);
-    if (!token) {
-      throw new Error(
-        `no API token is named "${name}": it was removed or renamed outside Terraform after the plan started; ` +
-          `run the plan again and apply it to recreate it`,
-      );
-    }
+    if (!token) throw new Error(`no API token is named "${name}"`);
     return {
       id: token.id,
       name: token.name,
@@ -76,43 +39,120 @@ export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise
   });
 }
 
+/** The provisioners' common inputs, from their environment. */
+interface TokenScope {
+  readonly key: string;
+  readonly workspace: string;
+  /** The construct's path, for messages; may be empty with a state written by an older version. */
+  readonly path: string;
+  readonly baseUrl?: string;
+}
+
+function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
+  const key = env[TokenEnv.KEY];
+  if (!key) throw new ConfigError(`${TokenEnv.KEY} is required (set by the ApiToken construct)`);
+  return {
+    key,
+    workspace: env[TokenEnv.WORKSPACE] || "default",
+    path: env[TokenEnv.PATH] ?? "",
+    baseUrl: env[TokenEnv.BASE_URL] || undefined,
+  };
+}
+
+/** How long a create half waits for another one holding the same name: its run's time budget. */
+function lockWaitMs(env: NodeJS.ProcessEnv): number {
+  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 3600) * 1000 : 120_000;
+}
+
+function constructLabel(scope: TokenScope): string {
+  return scope.path ? `the ApiToken "${scope.path}"` : "the ApiToken";
+}
+
+/**
+ * The hand-off this create half may follow, or undefined. Only two kinds are followed: one
+ * released earlier in this same terraform run (the destroy half of this replacement), and one
+ * that a create half already claimed for this very name (a rename whose write failed, retried
+ * by a later run). Any other is dropped with a warning when following it would have renamed.
+ */
+function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string): Handoff | undefined {
+  const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
+  if (!handoff) return undefined;
+  if (handoff.claimedBy === undefined && handoff.runId === runId) {
+    // Claimed before anything is written, so that a failure below leaves a record the retry honours.
+    const claimed: Handoff = { ...handoff, claimedBy: runId, targetName: name };
+    writeHandoff(ctx.cwd, claimed);
+    return claimed;
+  }
+  if (handoff.claimedBy !== undefined && handoff.targetName === name) {
+    ctx.out.info(`finishing the rename of API token "${handoff.name}" to "${name}" that an earlier run started`);
+    return handoff;
+  }
+  removeHandoff(ctx.cwd, scope.workspace, scope.key);
+  if (handoff.name !== name) {
+    const which = handoff.id ? `"${handoff.name}" (id ${handoff.id})` : `"${handoff.name}"`;
+    ctx.out.warn(
+      `API token ${which} was released by an earlier terraform run (${handoff.releasedAt}), not by this one, ` +
+        `so it is not taken over: a token named "${name}" is created or adopted instead, and ${which} stays as it is. ` +
+        `To rename a token explicitly, add previousNames: ["${handoff.name}"] to ${constructLabel(scope)}.`,
+    );
+  }
+  return undefined;
+}
+
 /**
  * Creation-time provisioner: make the API hold exactly one token with the configured name and
- * description, writing only what differs. Precedence: the token handed over by the resource
- * this one replaces (a rename or update), else a token that already has the name (adoption),
- * else a new one.
+ * description, writing only what differs. Precedence: the token handed over by the resource this
+ * one replaces in the same run (a rename or update), else a token that already has the name
+ * (adoption), else a token with one of the previous names (an explicit rename), else a new one.
  */
-export async function applyToken(ctx: RuntimeContext): Promise<void> {
+export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
   const name = requireName(ctx.env[TokenEnv.NAME], TokenEnv.NAME);
   const description = ctx.env[TokenEnv.DESCRIPTION];
-  const key = requireKey(ctx.env[TokenEnv.KEY]);
-  const handoff = readHandoff(ctx.cwd, key, ctx.out.warn);
+  const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
+  const scope = tokenScope(ctx.env);
+  const runId = deps.runId();
+  const handoff = takeHandoff(ctx, scope, name, runId);
+  const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
 
-  await withClient(ctx, undefined, async (client) => {
-    const tokens = await allTokens(client, ctx);
-    const handedOver =
-      (handoff?.id !== undefined ? tokens.find((t) => t.id === handoff.id) : undefined) ??
-      (handoff ? pickByName(tokens, handoff.name) : undefined);
-    const named = pickByName(tokens, name, ctx.out.warn);
+  const apiUrl = scope.baseUrl ?? ctx.env[CredentialEnv.BASE_URL] ?? "";
+  const managedId = await withClient(ctx, scope.baseUrl, (client) =>
+    withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
+      const tokens = await allTokens(client, ctx);
+      const handedOver =
+        (handoff?.id !== undefined ? tokens.find((t) => t.id === handoff.id) : undefined) ??
+        (handoff ? pickByName(tokens, handoff.name) : undefined);
+      const named = pickByName(tokens, name, ctx.out.warn);
 
-    if (handedOver && named && named.id !== handedOver.id) {
-      throw new Error(
-        `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
-          `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
-          `Nothing was changed.`,
-      );
-    }
-
-    const target = handedOver ?? named;
-    if (!target) {
-      if (handoff) {
-        ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
+      if (handedOver && named && named.id !== handedOver.id) {
+        throw new Error(
+          `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
+            `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
+            `Nothing was changed.`,
+        );
       }
-      const created = await client.createToken({ name, description });
-      ctx.out.addSecrets([created.token]);
-      ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
-    } else {
-      if (!handedOver) ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another`);
+      const previous = handedOver || named ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
+      const target: TokenView | undefined = handedOver ?? named ?? previous;
+      const leftBehind = lastApplied ? tokens.find((t) => t.id === lastApplied.id && t.name === lastApplied.name) : undefined;
+      const warnLeftBehind = (managed: string): void => {
+        if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
+          warnOldTokenActive(ctx, scope, leftBehind, name, managed);
+        }
+      };
+
+      if (!target) {
+        if (handoff) {
+          ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
+        }
+        const created = await client.createToken({ name, description });
+        ctx.out.addSecrets([created.token]);
+        ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
+        warnLeftBehind(created.id);
+        return created.id;
+      }
+      warnLeftBehind(target.id);
+      if (!handedOver && !previous) ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another`);
+      if (previous) ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name`);
       const changes: string[] = [];
       if (target.name !== name) changes.push(`renamed "${target.name}" to "${name}"`);
       if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
@@ -123,49 +163,64 @@ export async function applyToken(ctx: RuntimeContext): Promise<void> {
         await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
         ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
       }
-    }
-  });
-  // Only once the API is in the wanted state: a failed run keeps the hand-off for the retry.
-  // A stale or unreadable file goes too, since it was ignored.
-  removeHandoff(ctx.cwd, key);
+      return target.id;
+    }),
+  );
+  writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, at: new Date().toISOString() });
+  // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
+  removeHandoff(ctx.cwd, scope.workspace, scope.key);
+}
+
+/**
+ * A rename that became a new (or adopted) token: the token this construct managed before, by
+ * this folder's record, still has its old name. This happens under create_before_destroy, where
+ * Terraform runs no destroy-time provisioner and so no hand-off exists.
+ */
+function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenView, name: string, managedId: string): void {
+  ctx.out.warn(
+    `API token "${old.name}" (id ${old.id}), which ${constructLabel(scope)} managed before, stays ACTIVE: ` +
+      `this apply did not rename it to "${name}" but created or adopted API token ${managedId} ` +
+      `(under create_before_destroy Terraform runs no destroy-time provisioner, so there is no hand-off). ` +
+      `Add previousNames: ["${old.name}"] to ${constructLabel(scope)} to make this a rename next time, ` +
+      `and revoke token ${old.id} in the cloud console if it is not needed.`,
+  );
 }
 
 /**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
- * does what is right for both: it leaves a hand-off for a replacement in this apply, and warns
- * that the token stays active otherwise. It never fails: a destroy must not be blocked by an
- * API that cannot be reached, since it changes nothing there.
+ * does what is right for both: it leaves a hand-off that only a create half of this same run may
+ * take, and warns that the token stays active otherwise. (Under create_before_destroy Terraform
+ * does not run it at all.) It never fails: a destroy must not be blocked by an API that cannot
+ * be reached, since it changes nothing there.
  */
-export async function releaseToken(ctx: RuntimeContext): Promise<void> {
+export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
   const name = ctx.env[TokenEnv.NAME] ?? "";
-  const key = requireKey(ctx.env[TokenEnv.KEY]);
+  const scope = tokenScope(ctx.env);
+  const runId = deps.runId();
   let id: string | undefined;
-  try {
-    id = await withClient(ctx, undefined, async (client) => pickByName(await allTokens(client, ctx), name)?.id);
-  } catch (err) {
-    ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
+  let lookedUp = false;
+  if (name) {
+    try {
+      id = await withClient(ctx, scope.baseUrl, async (client) => pickByName(await allTokens(client, ctx), name)?.id);
+      lookedUp = true;
+    } catch (err) {
+      ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
+    }
   }
-  writeHandoff(ctx.cwd, key, { id, name, releasedAt: new Date().toISOString() });
+  // The token is let go: a later create must not take this record for a rename it missed.
+  removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
+
+  if (lookedUp && id === undefined) {
+    ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
+    return;
+  }
+  writeHandoff(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, runId, releasedAt: new Date().toISOString() });
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
   ctx.out.warn(
     `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +
       `If this is part of a replacement (rename or description change), the new resource takes it over in this apply; ` +
       `if you are destroying it, revoke it in the cloud console.`,
   );
-}
-
-function requireName(value: string | undefined, field: string): string {
-  if (value === undefined || value.length === 0) throw new ConfigError(`${field} is required (the API token's name)`);
-  const length = [...value].length;
-  if (length > NAME_LIMIT) {
-    throw new ConfigError(`${field}: an API token's name is at most ${NAME_LIMIT} characters, got ${length}`);
-  }
-  return value;
-}
-
-function requireKey(value: string | undefined): string {
-  if (!value) throw new ConfigError(`${TokenEnv.KEY} is required (set by the ApiToken construct)`);
-  return value;
 }
 
 export function errorMessage(err: unknown): string {

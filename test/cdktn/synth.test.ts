@@ -58,6 +58,8 @@ describe("cdktf-gpucloud/cdktn in a cdktn app", () => {
   test("its constructs are cdktn constructs, not cdktf ones", () => {
     const stack = new cdktn.TerraformStack(cdktn.Testing.app(), "s");
     new cdktnFlavour.ApiToken(stack, "t", { name: "ci" });
+    // Synthesize first: the library adds its default providers when the stack is synthesized.
+    cdktn.Testing.synth(stack);
     const kinds = stack.node.findAll().map((c) => [
       c.node.path,
       cdktn.TerraformElement.isTerraformElement(c) ? "cdktn" : "",

@@ -1,7 +1,9 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
-import { App, TerraformOutput, TerraformStack, Testing } from "cdktf";
+import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
+import { App, Fn, Op, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
+import { Construct, Node } from "constructs";
 import { ApiToken } from "../../src";
 
 /** Synthesizes one stack and returns its parsed cdk.tf.json. */
@@ -19,15 +21,17 @@ function only<T>(record: Record<string, T> | undefined): T {
 }
 
 describe("ApiToken synthesis", () => {
-  test("declares the observe / sync / read trio wired to the bundled script", () => {
+  test("declares the stack inventory, the sync resource and a stack read after the writes that exists only while writing", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci-pipeline", description: "for CI" }));
 
     const sync = only<any>(json.resource.null_resource);
-    expect(sync.triggers).toMatchObject({ name: "ci-pipeline", description: "for CI" });
-    expect(sync.triggers.key).toMatch(/^[0-9a-f]{42}$/);
-    // Unknown at plan only when the observation says the API differs.
-    expect(sync.triggers.api_in_sync).toContain('(data.external.ci_observe_');
-    expect(sync.triggers.api_in_sync).toContain('result["in_sync"] == "true") ? "true" : (timestamp() == "never") ? "never" : "true"');
+    const key = sync.triggers.key;
+    expect(key).toMatch(/^[0-9a-f]{42}$/);
+    expect(sync.triggers).toMatchObject({ name: "ci-pipeline", description: "for CI", workspace: "${terraform.workspace}", path: "test/ci" });
+    // Unknown at plan only when the inventory says the API differs.
+    const inventoryRef = `data.external.gpucloud-token-inventory_`;
+    expect(sync.triggers.api_in_sync).toContain(inventoryRef);
+    expect(sync.triggers.api_in_sync).toContain(`.result["${key}.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
     expect(sync.triggers.api_in_sync).not.toContain("undefined");
 
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
@@ -36,27 +40,56 @@ describe("ApiToken synthesis", () => {
     expect(create.environment).toEqual({
       GPUCLOUD_TOKEN_NAME: "ci-pipeline",
       GPUCLOUD_TOKEN_DESCRIPTION: "for CI",
-      GPUCLOUD_TOKEN_KEY: sync.triggers.key,
+      GPUCLOUD_TOKEN_KEY: key,
+      GPUCLOUD_TOKEN_WORKSPACE: "${terraform.workspace}",
+      GPUCLOUD_TOKEN_PATH: "test/ci",
     });
     expect(destroy.when).toBe("destroy");
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
-    // Destroy-time provisioners may only reference self.
+    // Destroy-time provisioners may only reference self, and a trigger missing from an older
+    // state must not break the apply: every one through lookup() with a default.
     expect(destroy.environment).toEqual({
-      GPUCLOUD_TOKEN_NAME: "${self.triggers.name}",
-      GPUCLOUD_TOKEN_KEY: "${self.triggers.key}",
+      GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}',
+      GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}',
+      GPUCLOUD_TOKEN_WORKSPACE: '${lookup(self.triggers, "workspace", "")}',
+      GPUCLOUD_TOKEN_PATH: '${lookup(self.triggers, "path", "")}',
+      GPUCLOUD_TOKEN_BASE_URL: '${lookup(self.triggers, "base_url", "")}',
     });
 
     const externals = json.data.external;
-    const observe = Object.entries<any>(externals).find(([k]) => k.includes("observe"))![1];
-    const read = Object.entries<any>(externals).find(([k]) => k.includes("read"))![1];
-    expect(observe.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-observe"]);
-    expect(observe.query).toEqual({ name: "ci-pipeline", description: "for CI" });
-    expect(read.program[2]).toBe("token-read");
-    expect(read.query).toEqual({ name: "ci-pipeline" });
-    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_/)]);
+    expect(Object.keys(externals)).toHaveLength(2);
+    const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))!;
+    const inventory = externals[inventoryName];
+    const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
+    expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
+    expect(inventory.query).toEqual({ [`${key}.name`]: "ci-pipeline", [`${key}.description`]: "for CI" });
+    expect(inventory.depends_on).toBeUndefined();
+    expect(read.program[2]).toBe("token-inventory");
+    expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
+    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
+    expect(read.count).toBe(
+      `\${length([for k, v in data.external.${inventoryName}.result : k if endswith(k, ".in_sync") && v != "true"]) > 0 ? 1 : 0}`,
+    );
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
+  });
+
+  test("N tokens share one inventory read; each has its own fields in its query", () => {
+    const json = synth((stack) => {
+      for (let i = 0; i < 5; i++) new ApiToken(stack, `t${i}`, { name: `token-${i}`, previousNames: [`old-${i}`] });
+    });
+    const inventories = Object.keys(json.data.external).filter((k) => k.startsWith("gpucloud-token-inventory") && !k.includes("after-write"));
+    expect(inventories).toHaveLength(1);
+    expect(Object.keys(json.data.external)).toHaveLength(2);
+    const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
+    expect(after.depends_on).toHaveLength(5);
+    const query = json.data.external[inventories[0]].query;
+    expect(Object.keys(query)).toHaveLength(10);
+    for (const sync of Object.values<any>(json.resource.null_resource)) {
+      expect(query[`${sync.triggers.key}.name`]).toBe(sync.triggers.name);
+      expect(query[`${sync.triggers.key}.previous.0`]).toBe(sync.triggers.name.replace("token", "old"));
+    }
   });
 
   test("leaves the description unmanaged when it is not given", () => {
@@ -71,14 +104,41 @@ describe("ApiToken synthesis", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci", baseUrl: "https://api.example.test/v1" }));
     const sync = only<any>(json.resource.null_resource);
     expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
-    expect(sync.provisioner[0]["local-exec"].environment.GPUCLOUD_BASE_URL).toBe("https://api.example.test/v1");
-    expect(sync.provisioner[1]["local-exec"].environment.GPUCLOUD_BASE_URL).toBe("${self.triggers.base_url}");
-    for (const data of Object.values<any>(json.data.external)) {
-      expect(data.query.base_url).toBe("https://api.example.test/v1");
+    expect(sync.provisioner[0]["local-exec"].environment.GPUCLOUD_TOKEN_BASE_URL).toBe("https://api.example.test/v1");
+    expect(sync.provisioner[1]["local-exec"].environment.GPUCLOUD_TOKEN_BASE_URL).toBe('${lookup(self.triggers, "base_url", "")}');
+    // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
+    for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
+    for (const [name, data] of Object.entries<any>(json.data.external)) {
+      const baseUrl = name.startsWith("gpucloud-token-inventory") ? data.query[`${sync.triggers.key}.base_url`] : data.query.base_url;
+      expect(baseUrl).toBe("https://api.example.test/v1");
     }
   });
 
-  test("exposes attributes from the post-write read, the token wrapped in sensitive()", () => {
+  test("escapes ${ and %{ in every literal string it writes, so Terraform does not interpolate them", () => {
+    const json = synth((stack) =>
+      new ApiToken(stack, "ci", { name: "n-${x}", description: "d-${var.y} %{ if z }", previousNames: ["p-${w}"], baseUrl: "https://h.test/${v}" }),
+    );
+    const text = JSON.stringify(json);
+    // Every occurrence is escaped: no bare ${x}, ${var.y}, ${w}, ${v} or %{ anywhere.
+    expect(text).not.toMatch(/[^$]\$\{(x|var\.y|w|v)\}/);
+    expect(text).not.toMatch(/[^%]%\{ if z/);
+    expect(text.match(/\$\$\{x\}/g)?.length).toBeGreaterThanOrEqual(4);
+    const sync = only<any>(json.resource.null_resource);
+    expect(sync.triggers.name).toBe("n-$${x}");
+    expect(sync.triggers.description).toBe("d-$${var.y} %%{ if z }");
+    expect(sync.triggers.base_url).toBe("https://h.test/$${v}");
+    expect(sync.provisioner[0]["local-exec"].environment.GPUCLOUD_TOKEN_PREVIOUS_NAMES).toBe('["p-$${w}"]');
+  });
+
+  test("leaves cdktf tokens in a name as expressions", () => {
+    const json = synth((stack) => {
+      const v = new TerraformVariable(stack, "suffix", { type: "string" });
+      new ApiToken(stack, "ci", { name: `ci-${v.stringValue}-\${lit}` });
+    });
+    expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
+  });
+
+  test("exposes attributes from the inventory while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {
     const json = synth((stack) => {
       const token = new ApiToken(stack, "ci", { name: "ci" });
       new TerraformOutput(stack, "id", { value: token.tokenId });
@@ -86,11 +146,33 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "created", { value: token.createdAt });
       new TerraformOutput(stack, "used", { value: token.lastUsed });
     });
-    expect(json.output.id.value).toMatch(/^\$\{data\.external\.ci_read_[0-9A-F]+\.result\["id"\]\}$/);
-    expect(json.output.token.value).toMatch(/^\$\{sensitive\(data\.external\.ci_read_[0-9A-F]+\.result\["token"\]\)\}$/);
+    const key = only<any>(json.resource.null_resource).triggers.key;
+    expect(json.output.id.value).toMatch(
+      new RegExp(
+        `^\\$\\{\\(data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.in_sync"\\] == "true" \\? ` +
+          `data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.id"\\] : ` +
+          `one\\(data\\.external\\.gpucloud-token-inventory_after-write_[0-9A-F]+\\[\\*\\]\\.result\\["${key}\\.id"\\]\\)\\)\\}$`,
+      ),
+    );
+    expect(json.output.token.value).toMatch(/^\$\{sensitive\(.*\.token"\] : one\(data\.external\.gpucloud-token-inventory_after-write_[0-9A-F]+\[\*\]\.result\["[0-9a-f]+\.token"\]\)\)\}$/);
     expect(json.output.token.sensitive).toBe(true);
-    expect(json.output.created.value).toContain('tonumber(data.external.ci_read_');
-    expect(json.output.used.value).toContain('result["last_used"]');
+    expect(json.output.created.value).toContain("tonumber(");
+    expect(json.output.created.value).toContain(`result["${key}.created_at"]`);
+    expect(json.output.used.value).toContain(`result["${key}.last_used"]`);
+    for (const o of Object.values<any>(json.output)) expect(o.value).not.toContain("undefined");
+  });
+
+  test("attributes compose with cdktf functions and operators, and are made once", () => {
+    const json = synth((stack) => {
+      const token = new ApiToken(stack, "ci", { name: "ci" });
+      expect(token.tokenId).toBe(token.tokenId);
+      new TerraformOutput(stack, "upper", { value: Fn.upper(token.tokenId) });
+      new TerraformOutput(stack, "later", { value: Op.add(token.createdAt, 1) });
+      new TerraformOutput(stack, "text", { value: `id=${token.tokenId}` });
+    });
+    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(data\.external\..* \? .* : one\(.*\)\)\)\}$/);
+    expect(json.output.later.value).toMatch(/^\$\{\(tonumber\(.*\) \+ 1\)\}$/);
+    expect(json.output.text.value).toMatch(/^id=\$\{\(data\.external\..*\)\}$/);
   });
 
   test("gives each token its own key, and shares one provider and one script per stack", () => {
@@ -107,18 +189,71 @@ describe("ApiToken synthesis", () => {
     expect(commands.size).toBe(1);
   });
 
-  test("reuses a NullProvider the stack already declares", () => {
-    const json = synth((stack) => {
-      new NullProvider(stack, "mine");
-      new ApiToken(stack, "ci", { name: "ci" });
+  describe("reuses the user's own default null/external providers, declared before or after the constructs", () => {
+    const declare = (stack: Construct) => {
+      new NullProvider(stack, "my-null");
+      new ExternalProvider(stack, "my-external");
+    };
+    test.each([
+      ["before", true],
+      ["after", false],
+    ])("synthScope, declared %s", (_label, before) => {
+      const json = JSON.parse(
+        Testing.synthScope((stack) => {
+          if (before) declare(stack);
+          new ApiToken(stack, "ci", { name: "ci" });
+          if (!before) declare(stack);
+        }),
+      );
+      expect(json.provider.null).toHaveLength(1);
+      expect(json.provider.external).toHaveLength(1);
     });
-    expect(json.provider.null).toHaveLength(1);
+    test.each([
+      ["before", true],
+      ["after", false],
+    ])("fullSynth, declared %s (cdktf's provider validation passes)", (_label, before) => {
+      const stack = new TerraformStack(Testing.app(), "full");
+      if (before) declare(stack);
+      new ApiToken(stack, "ci", { name: "ci" });
+      if (!before) declare(stack);
+      const outdir = Testing.fullSynth(stack);
+      const json = JSON.parse(readFileSync(path.join(outdir, "stacks", "full", "cdk.tf.json"), "utf8"));
+      expect(json.provider.null).toHaveLength(1);
+      expect(json.provider.external).toHaveLength(1);
+    });
+    test("an aliased provider of the user's does not count: the library adds a default one", () => {
+      const json = synth((stack) => {
+        new ApiToken(stack, "ci", { name: "ci" });
+        new NullProvider(stack, "aliased", { alias: "other" });
+      });
+      expect(json.provider.null).toHaveLength(2);
+      expect(json.provider.external).toHaveLength(1);
+    });
+  });
+
+  test("synthesis walks the construct tree a constant number of times, whatever the number of tokens", () => {
+    const walks = (n: number): number => {
+      const spy = jest.spyOn(Node.prototype, "findAll");
+      try {
+        synth((stack) => {
+          for (let i = 0; i < n; i++) new ApiToken(stack, `t${i}`, { name: `t-${i}` });
+        });
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    expect(walks(40)).toBe(walks(2));
   });
 
   describe("rejects bad props at synth time, naming the construct and the limit", () => {
     const cases: Array<[string, any, RegExp]> = [
       ["a 51-character name", { name: "x".repeat(51) }, /ApiToken "test\/ci": name must be 1 to 50 characters .*got 51/],
-      ["an empty name", { name: "" }, /ApiToken "test\/ci": name must be 1 to 50 characters .*got 0/],
+      ["an empty name", { name: "" }, /ApiToken "test\/ci": name must not be blank/],
+      ["a white-space name", { name: " \t " }, /ApiToken "test\/ci": name must not be blank or only white space/],
+      ["a blank previous name", { name: "ci", previousNames: ["old", "  "] }, /ApiToken "test\/ci": previousNames\[1\] must not be blank/],
+      ["a 51-character previous name", { name: "ci", previousNames: ["y".repeat(51)] }, /previousNames\[0\] must be 1 to 50 characters .*got 51/],
+      ["a previous name equal to the name", { name: "ci", previousNames: ["ci"] }, /previousNames must not contain the name itself/],
       ["a missing name", {}, /ApiToken "test\/ci": name is required/],
       ["a non-string description", { name: "ci", description: 42 }, /description must be a string/],
       ["a baseUrl with credentials", { name: "ci", baseUrl: "https://u:p@api.example.test" }, /baseUrl must not contain credentials/],
@@ -128,9 +263,41 @@ describe("ApiToken synthesis", () => {
       expect(() => synth((stack) => new ApiToken(stack, "ci", props))).toThrow(message);
     });
 
-    test("50 characters are counted as characters, not UTF-16 units", () => {
+    test("50 characters are counted as characters, not UTF-16 units, with a warning over 50 units", () => {
       expect(() => synth((stack) => new ApiToken(stack, "ci", { name: "🚀".repeat(50) }))).not.toThrow();
       expect(() => synth((stack) => new ApiToken(stack, "ci", { name: "🚀".repeat(51) }))).toThrow(/got 51/);
+      const app = Testing.app();
+      const stack = new TerraformStack(app, "test");
+      const wide = new ApiToken(stack, "wide", { name: "🚀".repeat(30) });
+      const narrow = new ApiToken(stack, "narrow", { name: "n".repeat(50) });
+      const warnings = (c: any) => c.node.metadata.filter((m: any) => m.type === "@cdktf/warn").map((m: any) => m.data);
+      expect(warnings(wide)).toEqual([expect.stringMatching(/ApiToken "test\/wide": name is 30 characters but 60 UTF-16 units/)]);
+      expect(warnings(narrow)).toEqual([]);
+    });
+
+    test("two ApiTokens of one stack with the same name fail, naming both paths", () => {
+      expect(() =>
+        synth((stack) => {
+          new ApiToken(stack, "first", { name: "shared" });
+          new ApiToken(stack, "second", { name: "shared" });
+        }),
+      ).toThrow(/ApiToken "test\/second": name "shared" is also the name of ApiToken "test\/first"/);
+      expect(() =>
+        synth((stack) => {
+          new ApiToken(stack, "first", { name: "a", previousNames: ["b"] });
+          new ApiToken(stack, "second", { name: "b" });
+        }),
+      ).toThrow(/ApiToken "test\/second": name "b" is also a previous name of ApiToken "test\/first"/);
+      expect(() =>
+        synth((stack) => {
+          new ApiToken(stack, "first", { name: "a" });
+          new ApiToken(stack, "second", { name: "b", previousNames: ["a"] });
+        }),
+      ).toThrow(/ApiToken "test\/second": previous name "a" is also the name of ApiToken "test\/first"/);
+      // Two stacks may each have their own.
+      const app = Testing.app();
+      new ApiToken(new TerraformStack(app, "one"), "t", { name: "shared" });
+      expect(() => new ApiToken(new TerraformStack(app, "two"), "t", { name: "shared" })).not.toThrow();
     });
   });
 });

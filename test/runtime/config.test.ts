@@ -1,8 +1,4 @@
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { ConfigError, loadConfig } from "../../src/runtime/config";
-import { HANDOFF_MAX_AGE_MS, readHandoff, removeHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/runtime/output";
 import { parseQuery } from "../../src/runtime/main";
 
@@ -75,34 +71,6 @@ describe("Redactor and output", () => {
     ]);
     // Very short values are not treated as secrets (they would shred every message).
     expect(new Redactor(["abc"]).redact("abc")).toBe("abc");
-  });
-});
-
-describe("hand-off files", () => {
-  const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));
-
-  test("round-trips and is removed", () => {
-    const cwd = dir();
-    writeHandoff(cwd, "c8abc", { id: "tok_1", name: "ci", releasedAt: new Date().toISOString() });
-    expect(readHandoff(cwd, "c8abc", () => undefined)).toMatchObject({ id: "tok_1", name: "ci" });
-    removeHandoff(cwd, "c8abc");
-    expect(readHandoff(cwd, "c8abc", () => undefined)).toBeUndefined();
-  });
-
-  test("ignores a stale or unreadable file, with a warning", () => {
-    const cwd = dir();
-    const warnings: string[] = [];
-    const old = new Date(Date.now() - HANDOFF_MAX_AGE_MS - 1000).toISOString();
-    writeHandoff(cwd, "k1", { id: "tok_1", name: "ci", releasedAt: old });
-    expect(readHandoff(cwd, "k1", (w) => warnings.push(w))).toBeUndefined();
-    writeFileSync(path.join(cwd, ".gpucloud-handoff", "k2.json"), "{not json");
-    expect(readHandoff(cwd, "k2", (w) => warnings.push(w))).toBeUndefined();
-    expect(warnings).toEqual([expect.stringContaining("stale"), expect.stringContaining("unreadable")]);
-  });
-
-  test("refuses keys that could escape the folder", () => {
-    expect(() => writeHandoff(dir(), "../x", { name: "ci", releasedAt: "" })).toThrow(/invalid hand-off key/);
-    expect(existsSync(path.join(tmpdir(), "x.json"))).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@
  * The scripts of a synthesized example stack, run exactly as cdk.tf.json says and as Terraform
  * would run them, against the emulator over loopback HTTP.
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App } from "cdktf";
@@ -86,12 +86,16 @@ describe("synthesized scripts against the emulator", () => {
     expect(Object.values(ran.result!).every((v) => typeof v === "string")).toBe(true);
   });
 
-  test("token lifecycle: observe, create, no-op rerun, rename through a hand-off, adopt", async () => {
+  test("token lifecycle: inventory, create, no-op rerun, rename through a hand-off of the same run, adopt", async () => {
     const first = synthesize({ tokenName: "ci-scripts", tokenDescription: "v1" });
     let s = sync(first.config);
+    const key = s.triggers.key;
+    const field = (result: Record<string, string> | undefined, name: string) => result?.[`${key}.${name}`];
 
-    let observed = record(await runExternal(first.dir, external(first.config, "observe"), env));
-    expect(observed.result).toEqual({ in_sync: "false", reason: 'no API token is named "ci-scripts"', id: "" });
+    let observed = record(await runExternal(first.dir, external(first.config, "inventory"), env));
+    expect(field(observed.result, "in_sync")).toBe("false");
+    expect(field(observed.result, "reason")).toBe('no API token is named "ci-scripts"');
+    expect(field(observed.result, "id")).toBe("");
 
     emulator.resetStats();
     let applied = record(await runLocalExec(first.dir, s.create, env));
@@ -101,10 +105,18 @@ describe("synthesized scripts against the emulator", () => {
     const created = emulator.tokens().find((t) => t.name === "ci-scripts")!;
     expect(created.description).toBe("v1");
 
-    observed = record(await runExternal(first.dir, external(first.config, "observe"), env));
-    expect(observed.result).toEqual({ in_sync: "true", reason: "in sync", id: created.id });
-    const read = record(await runExternal(first.dir, external(first.config, "read"), env));
-    expect(read.result).toMatchObject({ id: created.id, name: "ci-scripts", description: "v1", token: created.token });
+    observed = record(await runExternal(first.dir, external(first.config, "inventory"), env));
+    expect(observed.result).toMatchObject({
+      [`${key}.in_sync`]: "true",
+      [`${key}.id`]: created.id,
+      [`${key}.token`]: created.token,
+      [`${key}.description`]: "v1",
+    });
+    // Only the managed token's fields: nothing about other tokens of the account.
+    expect(Object.keys(observed.result!).every((k) => k.startsWith(`${key}.`))).toBe(true);
+    // The read after the writes runs the same program with the same query.
+    const read = record(await runExternal(first.dir, external(first.config, "after-write"), env));
+    expect(read.result).toEqual(observed.result);
 
     // Running the create side again writes nothing.
     emulator.resetStats();
@@ -112,12 +124,14 @@ describe("synthesized scripts against the emulator", () => {
     expect(applied.stdout).toContain("is up to date; no change");
     expect(emulator.stats().tokenWrites).toBe(0);
 
-    // A rename is a replacement in Terraform: destroy side first, then the new create side.
+    // A rename is a replacement in Terraform: destroy side first, then the new create side, both
+    // children of one process (here this test's; under Terraform the terraform process).
     const renamed = synthesize({ tokenName: "ci-scripts-2", tokenDescription: "v1" });
     const released = record(await runLocalExec(first.dir, s.destroy, env, { triggers: s.triggers }));
     expect(released.code).toBe(0);
     expect(released.stdout).toMatch(/WARNING: API token "ci-scripts" \(id \S+\) is no longer managed .* stays ACTIVE/);
-    expect(existsSync(path.join(first.dir, ".gpucloud-handoff", `${s.triggers.key}.json`))).toBe(true);
+    const handoffs = () => (existsSync(path.join(first.dir, ".gpucloud-handoff")) ? readdirSync(path.join(first.dir, ".gpucloud-handoff")) : []);
+    expect(handoffs().filter((f) => f.startsWith(`${key}.`) && !f.endsWith(".applied.json"))).toHaveLength(1);
 
     // Same stack folder (Terraform's working directory), new configuration.
     s = sync(renamed.config);
@@ -126,7 +140,7 @@ describe("synthesized scripts against the emulator", () => {
     expect(renamedRun.stdout).toContain(`API token id ${created.id}: renamed "ci-scripts" to "ci-scripts-2"`);
     const after = emulator.tokens().filter((t) => t.name.startsWith("ci-scripts"));
     expect(after).toEqual([expect.objectContaining({ id: created.id, name: "ci-scripts-2", token: created.token })]);
-    expect(existsSync(path.join(first.dir, ".gpucloud-handoff", `${s.triggers.key}.json`))).toBe(false);
+    expect(handoffs().filter((f) => !f.endsWith(".applied.json"))).toEqual([]);
 
     // A token that exists before the first apply is adopted, not duplicated.
     const existing = emulator.addToken({ name: "ci-preexisting", description: "made by hand" });
@@ -145,7 +159,7 @@ describe("synthesized scripts against the emulator", () => {
     expect(wrong.stderr).toMatch(/gpucloud: error: flavors: .*(401|invalid username or password)/i);
     expect(wrong.stderr).not.toContain("wrong-password-xyz");
 
-    const missing = record(await runExternal(dir, external(config, "observe"), { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url }));
+    const missing = record(await runExternal(dir, external(config, "inventory"), { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url }));
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("GPUCLOUD_API_TOKEN");
     expect(missing.stderr).toContain("GPUCLOUD_USERNAME");

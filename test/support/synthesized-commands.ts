@@ -26,13 +26,22 @@ function run(file: string, args: string[], opts: { cwd: string; env: NodeJS.Proc
   });
 }
 
+/** Terraform's reading of a literal string: `$${` and `%%{` are escapes for `${` and `%{`. */
+function unescapeTemplate(value: string): string {
+  return value.replace(/\$\$\{/g, () => "${").replace(/%%\{/g, () => "%{");
+}
+
 /** A `data "external"` block: program, query (nulls dropped, as the provider does). */
 export async function runExternal(
   stackDir: string,
   data: { program: string[]; query?: Record<string, string | null> },
   env: NodeJS.ProcessEnv,
 ): Promise<Ran & { result?: Record<string, string> }> {
-  const query = Object.fromEntries(Object.entries(data.query ?? {}).filter(([, v]) => v !== null));
+  const query = Object.fromEntries(
+    Object.entries(data.query ?? {})
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, unescapeTemplate(v as string)]),
+  );
   const ran = await run(data.program[0], data.program.slice(1), { cwd: stackDir, env, stdin: JSON.stringify(query) });
   const result: Record<string, string> | undefined = ran.code === 0 ? JSON.parse(ran.stdout) : undefined;
   return { ...ran, result };
@@ -40,22 +49,30 @@ export async function runExternal(
 
 /**
  * A `local-exec` provisioner. `self` stands in for the resource's attributes, used to resolve
- * `${self.triggers.x}` in a destroy-time provisioner's environment.
+ * `${self.triggers.x}` and `${lookup(self.triggers, "x", "")}` in a destroy-time provisioner's
+ * environment; `workspace` is `terraform.workspace` (default "default").
  */
 export function runLocalExec(
   stackDir: string,
   provisioner: { command: string; environment?: Record<string, string> },
   env: NodeJS.ProcessEnv,
   self?: { triggers: Record<string, string> },
+  workspace = "default",
 ): Promise<Ran> {
+  const trigger = (key: string, fallback?: string): string => {
+    if (self && key in self.triggers) return unescapeTemplate(self.triggers[key].replace("${terraform.workspace}", workspace));
+    if (fallback !== undefined) return fallback;
+    throw new Error(`no self.triggers.${key} to resolve`);
+  };
   const resolved = Object.fromEntries(
-    Object.entries(provisioner.environment ?? {}).map(([k, v]) => [
-      k,
-      v.replace(/\$\{self\.triggers\.([a-z_]+)\}/g, (_m, key: string) => {
-        if (!self || !(key in self.triggers)) throw new Error(`no self.triggers.${key} to resolve`);
-        return self.triggers[key];
-      }),
-    ]),
+    Object.entries(provisioner.environment ?? {}).map(([k, v]) => {
+      if (v === "${terraform.workspace}") return [k, workspace];
+      const lookup = /^\$\{lookup\(self\.triggers, "([a-z_]+)", "([^"]*)"\)\}$/.exec(v);
+      if (lookup) return [k, trigger(lookup[1], lookup[2])];
+      const direct = /^\$\{self\.triggers\.([a-z_]+)\}$/.exec(v);
+      if (direct) return [k, trigger(direct[1])];
+      return [k, unescapeTemplate(v)];
+    }),
   );
   return run("/bin/sh", ["-c", provisioner.command], { cwd: stackDir, env: { ...env, ...resolved } });
 }

@@ -1,0 +1,31 @@
+/** A token in cdktf's string encoding; left alone, since Terraform must evaluate it. */
+const CDKTF_TOKEN = /\$\{TfToken\[[^\]]*\]\}/g;
+
+/**
+ * True when a string carries a cdktf token (a value Terraform resolves later), recognised by
+ * cdktf's string encoding. Anything else is text, `${` included, and is escaped on output.
+ */
+export function isCdktfToken(value: unknown): boolean {
+  return typeof value === "string" && /\$\{TfToken\[/.test(value);
+}
+
+function escapeLiteral(text: string): string {
+  // (Replacement functions, not strings: "$$" in a replacement string means one "$".)
+  return text.replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{");
+}
+
+/**
+ * A string as written into the synthesized configuration so that Terraform reads it literally:
+ * `${` and `%{` in it are template syntax to Terraform, so they are escaped (`$${`, `%%{`).
+ * Only the literal parts are escaped; cdktf tokens embedded in the string stay expressions.
+ */
+export function terraformLiteral(value: string): string {
+  if (!isCdktfToken(value)) return escapeLiteral(value);
+  let out = "";
+  let last = 0;
+  for (const match of value.matchAll(CDKTF_TOKEN)) {
+    out += escapeLiteral(value.slice(last, match.index)) + match[0];
+    last = (match.index ?? 0) + match[0].length;
+  }
+  return out + escapeLiteral(value.slice(last));
+}

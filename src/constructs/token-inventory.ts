@@ -1,0 +1,118 @@
+import { DataExternal } from "@cdktf/provider-external/lib/data-external";
+import { Lazy, TerraformStack, Token, type TerraformResource } from "cdktf";
+import { Construct } from "constructs";
+import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, RuntimeCommand, inventoryKey } from "../runtime/protocol";
+import { externalProgram } from "./runtime-script";
+import { terraformLiteral } from "./terraform-literal";
+import { isKnown, propError } from "./validation";
+
+/** What one ApiToken tells the stack's inventory. */
+export interface InventoryEntry {
+  /** The construct's address: the key of its fields in the query and the result. */
+  readonly key: string;
+  readonly name: string;
+  /** Undefined when the description is not managed. */
+  readonly description?: string;
+  readonly previousNames: readonly string[];
+  readonly baseUrl?: string;
+}
+
+const perStack = new WeakMap<TerraformStack, TokenInventory>();
+
+/**
+ * The one plan-time read of a stack's API tokens: a single `data "external"` whose program logs
+ * in once and walks the token list once per base URL, and returns the observation and attributes
+ * of the stack's managed tokens only. Created by the first ApiToken of a stack and found again
+ * through a per-stack cache, so synthesis stays linear in the number of tokens.
+ */
+export class TokenInventory extends Construct {
+  /** The stack's inventory, created on first use. */
+  static of(scope: Construct): TokenInventory {
+    const stack = TerraformStack.of(scope);
+    let inventory = perStack.get(stack);
+    if (!inventory) {
+      inventory = new TokenInventory(stack, "gpucloud-token-inventory");
+      perStack.set(stack, inventory);
+    }
+    return inventory;
+  }
+
+  readonly data: DataExternal;
+  /**
+   * The same query, read again after the writes: depends on every token's sync resource, and
+   * has an instance only while the inventory finds some token out of sync, so a steady plan
+   * runs one script for the whole stack and an apply one more, whatever the number of tokens.
+   */
+  readonly afterWrite: DataExternal;
+  private readonly query: Record<string, string> = {};
+  private readonly writes: string[] = [];
+  /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
+  private readonly names = new Map<string, string>();
+  private readonly previousNames = new Map<string, string>();
+
+  private constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.data = new DataExternal(this, "inventory", {
+      program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+      query: Lazy.anyValue({ produce: () => ({ ...this.query }) }) as unknown as Record<string, string>,
+    });
+    const outOfSync = `[for k, v in ${this.resultAddress} : k if endswith(k, ".${InventoryResultField.IN_SYNC}") && v != "true"]`;
+    this.afterWrite = new DataExternal(this, "after-write", {
+      program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+      query: Lazy.anyValue({ produce: () => ({ ...this.query, [INVENTORY_AFTER_WRITE]: "true" }) }) as unknown as Record<string, string>,
+      count: Token.asNumber(`\${length(${outOfSync}) > 0 ? 1 : 0}`),
+    });
+    // Filled as tokens are added; cdktf reads it when it synthesizes.
+    this.afterWrite.dependsOn = this.writes;
+  }
+
+  /** A token's sync resource: the read after the writes waits for it. */
+  addWrite(sync: TerraformResource): void {
+    this.writes.push(`${sync.terraformResourceType}.${sync.friendlyUniqueId}`);
+  }
+
+  /** The Terraform address of the read after the writes (a list: it has a count). */
+  get afterWriteAddress(): string {
+    return `data.external.${this.afterWrite.friendlyUniqueId}`;
+  }
+
+  /** Adds a token; throws when its name or a previous name collides with another token's. */
+  register(owner: Construct, entry: InventoryEntry): void {
+    const kind = "ApiToken";
+    const clash = (what: string, other: string, otherWhat: string, value: string): Error =>
+      propError(owner, kind, `${what} "${value}" is also ${otherWhat} of ApiToken "${other}": two ApiTokens of one stack would manage the same API token`);
+    if (isKnown(entry.name)) {
+      const sameName = this.names.get(entry.name);
+      if (sameName) throw clash("name", sameName, "the name", entry.name);
+      const asPrevious = this.previousNames.get(entry.name);
+      if (asPrevious) throw clash("name", asPrevious, "a previous name", entry.name);
+    }
+    for (const previous of entry.previousNames) {
+      if (!isKnown(previous)) continue;
+      if (previous === entry.name) throw propError(owner, kind, `previousNames must not contain the name itself ("${previous}")`);
+      const asName = this.names.get(previous);
+      if (asName) throw clash("previous name", asName, "the name", previous);
+      const asPrevious = this.previousNames.get(previous);
+      if (asPrevious) throw clash("previous name", asPrevious, "a previous name", previous);
+    }
+    const path = owner.node.path;
+    if (isKnown(entry.name)) this.names.set(entry.name, path);
+    for (const previous of entry.previousNames) if (isKnown(previous)) this.previousNames.set(previous, path);
+
+    this.query[inventoryKey(entry.key, InventoryQueryField.NAME)] = terraformLiteral(entry.name);
+    if (entry.description !== undefined) {
+      this.query[inventoryKey(entry.key, InventoryQueryField.DESCRIPTION)] = terraformLiteral(entry.description);
+    }
+    if (entry.baseUrl !== undefined) {
+      this.query[inventoryKey(entry.key, InventoryQueryField.BASE_URL)] = terraformLiteral(entry.baseUrl);
+    }
+    entry.previousNames.forEach((previous, i) => {
+      this.query[inventoryKey(entry.key, `${InventoryQueryField.PREVIOUS_PREFIX}${i}`)] = terraformLiteral(previous);
+    });
+  }
+
+  /** The Terraform address of the inventory's result map, for expressions written as text. */
+  get resultAddress(): string {
+    return `data.external.${this.data.friendlyUniqueId}.result`;
+  }
+}

@@ -1,0 +1,100 @@
+import { ConfigError } from "./config";
+import { withClient, type RuntimeContext } from "./context";
+import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
+import { allTokens, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
+
+/** One managed token as the stack's inventory query describes it. */
+export interface ManagedToken {
+  readonly key: string;
+  readonly name: string;
+  /** Undefined when the description is not managed. */
+  readonly description?: string;
+  readonly previousNames: readonly string[];
+  readonly baseUrl?: string;
+}
+
+/** Splits the flat query (`<key>.<field>`) into one entry per managed token. */
+export function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
+  const fields = new Map<string, Map<string, string>>();
+  for (const [flatKey, value] of Object.entries(query)) {
+    if (flatKey === INVENTORY_AFTER_WRITE) continue;
+    const dot = flatKey.indexOf(".");
+    if (dot <= 0) throw new ConfigError(`query key "${flatKey}" is not of the form <token key>.<field>`);
+    const key = flatKey.slice(0, dot);
+    let entry = fields.get(key);
+    if (!entry) fields.set(key, (entry = new Map()));
+    entry.set(flatKey.slice(dot + 1), value);
+  }
+  return [...fields].map(([key, entry]) => {
+    const previous = [...entry]
+      .filter(([field]) => field.startsWith(InventoryQueryField.PREVIOUS_PREFIX))
+      .map(([field, value]) => [Number(field.slice(InventoryQueryField.PREVIOUS_PREFIX.length)), value] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([index, value]) => requireName(value, `query.${key}.previous.${index}`));
+    const baseUrl = entry.get(InventoryQueryField.BASE_URL);
+    return {
+      key,
+      name: requireName(entry.get(InventoryQueryField.NAME), `query.${key}.name`),
+      description: entry.get(InventoryQueryField.DESCRIPTION),
+      previousNames: previous,
+      baseUrl: baseUrl ? baseUrl : undefined,
+    };
+  });
+}
+
+/** The observation of one managed token among the tokens listed from its API. */
+export function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void): Record<string, string> {
+  const token = pickByName(tokens, managed.name, warn);
+  const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
+    [InventoryResultField.ID]: t?.id ?? "",
+    [InventoryResultField.NAME]: t?.name ?? "",
+    [InventoryResultField.DESCRIPTION]: t?.description ?? "",
+    [InventoryResultField.TOKEN]: t?.token ?? "",
+    [InventoryResultField.CREATED_AT]: t ? String(t.created_at) : "",
+    [InventoryResultField.LAST_USED]: t ? String(t.last_used ?? 0) : "",
+    [InventoryResultField.IN_SYNC]: inSync ? "true" : "false",
+    [InventoryResultField.REASON]: reason,
+  });
+  if (!token) {
+    const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
+    if (previous) return fields(undefined, false, `rename pending from "${previous.name}" (id ${previous.id})`);
+    return fields(undefined, false, `no API token is named "${managed.name}"`);
+  }
+  if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
+    return fields(token, false, `the description of API token "${managed.name}" differs`);
+  }
+  return fields(token, true, "in sync");
+}
+
+/**
+ * Once per stack at plan time (and once more after the writes, when there are any): logs in once
+ * and walks the token list once per distinct base URL, and returns, for the managed tokens only,
+ * their observation and attributes. Other tokens of the account never leave this process.
+ */
+export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+  const managed = parseInventoryQuery(query);
+  const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
+  const byBaseUrl = new Map<string, ManagedToken[]>();
+  for (const m of managed) {
+    const group = byBaseUrl.get(m.baseUrl ?? "");
+    if (group) group.push(m);
+    else byBaseUrl.set(m.baseUrl ?? "", [m]);
+  }
+  const result: Record<string, string> = {};
+  for (const [baseUrl, group] of byBaseUrl) {
+    const tokens = await withClient(ctx, baseUrl || undefined, (client) => allTokens(client, ctx));
+    for (const m of group) {
+      if (afterWrite && !pickByName(tokens, m.name)) {
+        // Its attributes would be empty: fail here, saying why, rather than in a consumer.
+        throw new Error(
+          `no API token is named "${m.name}" after the write: it was removed or renamed outside Terraform during this apply; ` +
+            `run the plan again and apply it to recreate it`,
+        );
+      }
+      for (const [field, value] of Object.entries(observe(m, tokens, ctx.out.warn))) {
+        result[inventoryKey(m.key, field)] = value;
+      }
+    }
+  }
+  return result;
+}

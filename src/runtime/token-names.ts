@@ -1,0 +1,84 @@
+import { listAllTokens, type GpuCloudClient } from "../client";
+import { ConfigError } from "./config";
+import type { RuntimeContext } from "./context";
+
+/** The fields of an API token this script relies on. */
+export interface TokenView {
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string | null;
+  readonly token: string;
+  readonly created_at: number;
+  readonly last_used?: number;
+}
+
+/** The API's limit on a token's name, in characters (code points). */
+export const NAME_LIMIT = 50;
+
+/**
+ * The token that a name designates. The API does not promise unique names; if several tokens
+ * share one, the oldest is taken (a rule every command applies, so they all agree) and the
+ * ambiguity is reported.
+ */
+export function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void): TokenView | undefined {
+  const matches = tokens
+    .filter((t) => t.name === name)
+    .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  if (matches.length > 1 && warn) {
+    warn(
+      `${matches.length} API tokens are named "${name}" (ids ${matches.map((t) => t.id).join(", ")}); ` +
+        `using the oldest, ${matches[0].id}. Rename the others in the console to remove the ambiguity.`,
+    );
+  }
+  return matches[0];
+}
+
+/**
+ * The first of `previousNames` that designates a token, used when no token has the configured
+ * name: that token is renamed rather than a new one created.
+ */
+export function pickByPreviousNames(
+  tokens: readonly TokenView[],
+  previousNames: readonly string[],
+  warn?: (line: string) => void,
+): TokenView | undefined {
+  for (const previous of previousNames) {
+    const found = pickByName(tokens, previous, warn);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** One walk of the token list; every value learnt is hidden from the log from then on. */
+export async function allTokens(client: GpuCloudClient, ctx: RuntimeContext): Promise<TokenView[]> {
+  const tokens: TokenView[] = await listAllTokens(client);
+  ctx.out.addSecrets(tokens.map((t) => t.token));
+  return tokens;
+}
+
+/** A name as the API accepts it: not blank, at most {@link NAME_LIMIT} characters. */
+export function requireName(value: string | undefined, field: string): string {
+  if (value === undefined || value.trim().length === 0) {
+    throw new ConfigError(`${field} is required and must not be blank (the API token's name)`);
+  }
+  const length = [...value].length;
+  if (length > NAME_LIMIT) {
+    throw new ConfigError(`${field}: an API token's name is at most ${NAME_LIMIT} characters, got ${length}`);
+  }
+  return value;
+}
+
+/** Previous names from the provisioner's environment (a JSON array of strings). */
+export function parsePreviousNames(value: string | undefined, field: string): string[] {
+  if (value === undefined || value.trim() === "") return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError(`${field} must be a JSON array of names`);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((n) => typeof n === "string")) {
+    throw new ConfigError(`${field} must be a JSON array of names`);
+  }
+  return parsed.map((n, i) => requireName(n as string, `${field}[${i}]`));
+}

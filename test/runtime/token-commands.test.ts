@@ -1,0 +1,228 @@
+/**
+ * The token provisioner commands in-process against the emulator, with the terraform run pinned,
+ * so that each rule of the hand-off is tested on its own: which hand-off is followed, which is
+ * dropped with a warning, and previousNames.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import type { RuntimeContext } from "../../src/runtime/context";
+import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
+import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
+import { createOutput, Redactor } from "../../src/runtime/output";
+import { applyToken, readToken, releaseToken } from "../../src/runtime/token-commands";
+import { tokenInventory } from "../../src/runtime/token-inventory";
+
+const USER = { username: "commands-bot", password: "commands-password-2b8c" };
+const KEY = "c8feedface";
+
+describe("token provisioner commands", () => {
+  let emulator: RunningEmulator;
+  beforeAll(async () => {
+    emulator = await startEmulator({ users: [USER] });
+  });
+  afterAll(() => emulator?.close());
+
+  /** One provisioner run: its context, what it printed, in a given folder and terraform run. */
+  const run = async (
+    cmd: typeof applyToken,
+    opts: { cwd: string; runId: string; env: Record<string, string> },
+  ): Promise<string> => {
+    const lines: string[] = [];
+    const ctx: RuntimeContext = {
+      cwd: opts.cwd,
+      out: createOutput((t) => lines.push(t), new Redactor([USER.password])),
+      env: {
+        GPUCLOUD_BASE_URL: emulator.url,
+        GPUCLOUD_USERNAME: USER.username,
+        GPUCLOUD_PASSWORD: USER.password,
+        GPUCLOUD_TIMEOUT_SECONDS: "10",
+        GPUCLOUD_TOKEN_KEY: KEY,
+        GPUCLOUD_TOKEN_WORKSPACE: "default",
+        GPUCLOUD_TOKEN_PATH: "stack/ci",
+        ...opts.env,
+      },
+    };
+    await cmd(ctx, { runId: () => opts.runId });
+    return lines.join("").replace(/\s+/g, " ");
+  };
+  const folder = () => mkdtempSync(path.join(tmpdir(), "token-commands-"));
+  const named = (name: string) => emulator.tokens().filter((t) => t.name === name);
+
+  test("a hand-off released by the same run is followed: a rename of the same token", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "same-run-a" });
+    await run(releaseToken, { cwd, runId: "1@1", env: { GPUCLOUD_TOKEN_NAME: "same-run-a" } });
+    const log = await run(applyToken, { cwd, runId: "1@1", env: { GPUCLOUD_TOKEN_NAME: "same-run-b" } });
+    expect(log).toContain(`API token id ${old.id}: renamed "same-run-a" to "same-run-b"`);
+    expect(named("same-run-b")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+  });
+
+  test("a hand-off of another run is not followed: a new token, a WARNING naming the old one, the file removed", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "other-run-a" });
+    await run(releaseToken, { cwd, runId: "1@1", env: { GPUCLOUD_TOKEN_NAME: "other-run-a" } });
+    const log = await run(applyToken, { cwd, runId: "2@2", env: { GPUCLOUD_TOKEN_NAME: "other-run-b" } });
+    expect(log).toContain(`WARNING: API token "other-run-a" (id ${old.id}) was released by an earlier terraform run`);
+    expect(log).toContain(`add previousNames: ["other-run-a"] to the ApiToken "stack/ci"`);
+    expect(named("other-run-a")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(named("other-run-b")).toHaveLength(1);
+    expect(named("other-run-b")[0].id).not.toBe(old.id);
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+  });
+
+  test("a hand-off of another workspace is never seen", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "ws-a" });
+    await run(releaseToken, { cwd, runId: "1@1", env: { GPUCLOUD_TOKEN_NAME: "ws-a", GPUCLOUD_TOKEN_WORKSPACE: "staging" } });
+    const log = await run(applyToken, { cwd, runId: "1@1", env: { GPUCLOUD_TOKEN_NAME: "ws-b", GPUCLOUD_TOKEN_WORKSPACE: "prod" } });
+    expect(log).toContain('created API token "ws-b"');
+    expect(named("ws-a")).toEqual([expect.objectContaining({ id: old.id })]);
+  });
+
+  test("a claimed hand-off is honoured by a later run for the same name only", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "claimed-a" });
+    const base = { key: KEY, workspace: "default", id: old.id, name: "claimed-a", runId: "1@1", releasedAt: "then", claimedBy: "1@1" };
+    writeHandoff(cwd, { ...base, targetName: "claimed-other" });
+    let log = await run(applyToken, { cwd, runId: "3@3", env: { GPUCLOUD_TOKEN_NAME: "claimed-b" } });
+    expect(log).toContain("WARNING");
+    expect(named("claimed-a")).toHaveLength(1);
+
+    writeHandoff(cwd, { ...base, targetName: "claimed-c" });
+    log = await run(applyToken, { cwd, runId: "4@4", env: { GPUCLOUD_TOKEN_NAME: "claimed-c" } });
+    expect(log).toContain(`finishing the rename of API token "claimed-a" to "claimed-c"`);
+    expect(named("claimed-c")).toEqual([expect.objectContaining({ id: old.id })]);
+  });
+
+  test("the create half claims the hand-off before it writes", async () => {
+    const cwd = folder();
+    emulator.addToken({ name: "claim-a" });
+    await run(releaseToken, { cwd, runId: "5@5", env: { GPUCLOUD_TOKEN_NAME: "claim-a" } });
+    emulator.setFaults({ paths: ["/api-tokens/"], serverErrorRate: 1 });
+    try {
+      await expect(
+        run(applyToken, { cwd, runId: "5@5", env: { GPUCLOUD_TOKEN_NAME: "claim-b", GPUCLOUD_TIMEOUT_SECONDS: "2" } }),
+      ).rejects.toThrow();
+    } finally {
+      emulator.setFaults({});
+    }
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toMatchObject({ claimedBy: "5@5", targetName: "claim-b" });
+  });
+
+  test("previousNames: renames the first previous name found, only when no token has the name", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "prev-old" });
+    let log = await run(applyToken, {
+      cwd,
+      runId: "6@6",
+      env: { GPUCLOUD_TOKEN_NAME: "prev-new", GPUCLOUD_TOKEN_PREVIOUS_NAMES: JSON.stringify(["prev-missing", "prev-old"]) },
+    });
+    expect(log).toContain(`renaming "prev-old" (id ${old.id}), a previous name`);
+    expect(named("prev-new")).toEqual([expect.objectContaining({ id: old.id })]);
+
+    const another = emulator.addToken({ name: "prev-old" });
+    log = await run(applyToken, {
+      cwd,
+      runId: "7@7",
+      env: { GPUCLOUD_TOKEN_NAME: "prev-new", GPUCLOUD_TOKEN_PREVIOUS_NAMES: JSON.stringify(["prev-old"]) },
+    });
+    expect(log).toContain("is up to date; no change");
+    expect(named("prev-old")).toEqual([expect.objectContaining({ id: another.id })]);
+  });
+
+  test("release: a name that no longer exists is reported plainly, without a hand-off", async () => {
+    const cwd = folder();
+    const log = await run(releaseToken, { cwd, runId: "8@8", env: { GPUCLOUD_TOKEN_NAME: "never-existed" } });
+    expect(log).toContain('no API token is named "never-existed" any more');
+    expect(log).not.toContain("WARNING");
+    expect(existsSync(path.join(cwd, ".gpucloud-handoff")) ? readdirSync(path.join(cwd, ".gpucloud-handoff")) : []).toEqual([]);
+  });
+
+  test("a rename that created a new token while the applied one keeps its old name warns with the old id", async () => {
+    const cwd = folder();
+    await run(applyToken, { cwd, runId: "9@9", env: { GPUCLOUD_TOKEN_NAME: "cbd-old" } });
+    const [old] = named("cbd-old");
+    // create_before_destroy: no release, the create half of the next run comes first.
+    const log = await run(applyToken, { cwd, runId: "10@10", env: { GPUCLOUD_TOKEN_NAME: "cbd-new" } });
+    expect(log).toContain(`WARNING: API token "cbd-old" (id ${old.id}), which the ApiToken "stack/ci" managed before, stays ACTIVE`);
+    // A description-only change under create_before_destroy keeps the same token: no warning.
+    const quiet = await run(applyToken, { cwd, runId: "11@11", env: { GPUCLOUD_TOKEN_NAME: "cbd-new", GPUCLOUD_TOKEN_DESCRIPTION: "d" } });
+    expect(quiet).not.toContain("WARNING");
+  });
+
+  test("inventory: only the managed tokens; a missing one is an observation at plan time, an error after the write", async () => {
+    const kept = emulator.addToken({ name: "inv-kept", description: "x" });
+    const ctx: RuntimeContext = {
+      cwd: folder(),
+      out: createOutput(() => undefined, new Redactor([])),
+      env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+    };
+    const query = { "k1.name": "inv-kept", "k1.description": "y", "k2.name": "inv-missing", "k2.previous.0": "inv-kept" };
+    const result = await tokenInventory(ctx, query);
+    expect(result).toMatchObject({
+      "k1.id": kept.id,
+      "k1.token": kept.token,
+      "k1.in_sync": "false",
+      "k1.reason": 'the description of API token "inv-kept" differs',
+      "k2.id": "",
+      "k2.in_sync": "false",
+      "k2.reason": `rename pending from "inv-kept" (id ${kept.id})`,
+    });
+    expect(Object.keys(result).every((k) => k.startsWith("k1.") || k.startsWith("k2."))).toBe(true);
+    expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
+    await expect(tokenInventory(ctx, { ...query, after_write: "true" })).rejects.toThrow(
+      /no API token is named "inv-missing" after the write: it was removed or renamed outside Terraform during this apply/,
+    );
+  });
+
+  test("two create halves of one folder with the same name (known only at apply) make one token, not two", async () => {
+    const cwd = folder();
+    emulator.setFaults({ latencyMs: 150 });
+    try {
+      const both = await Promise.all(
+        ["c8aaaa", "c8bbbb"].map((key) => run(applyToken, { cwd, runId: "13@13", env: { GPUCLOUD_TOKEN_NAME: "raced", GPUCLOUD_TOKEN_KEY: key } })),
+      );
+      expect(named("raced")).toHaveLength(1);
+      expect(both.filter((log) => log.includes('created API token "raced"'))).toHaveLength(1);
+      expect(both.filter((log) => log.includes('adopted existing API token "raced"'))).toHaveLength(1);
+    } finally {
+      emulator.setFaults({});
+    }
+    expect(readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("lock-"))).toEqual([]);
+  });
+
+  test("a lock left by a dead process long ago is broken; a fresh one is waited for", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "stale-lock");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    writeFileSync(lockFile, "12345\n");
+    await expect(
+      run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "1" } }),
+    ).rejects.toThrow(/another provisioner in this folder is creating or adopting an API token named "stale-lock"/);
+    expect(named("stale-lock")).toHaveLength(0);
+
+    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    utimesSync(lockFile, old, old);
+    const log = await run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "3" } });
+    expect(log).toContain('created API token "stale-lock"');
+    expect(existsSync(lockFile)).toBe(false);
+  });
+
+  test("token-read: one token's attributes by name", async () => {
+    const token = emulator.addToken({ name: "read-me", description: "r" });
+    const ctx: RuntimeContext = {
+      cwd: folder(),
+      out: createOutput(() => undefined, new Redactor([])),
+      env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+    };
+    expect(await readToken(ctx, { name: "read-me" })).toMatchObject({ id: token.id, token: token.token, description: "r" });
+    await expect(readToken(ctx, { name: "not-there" })).rejects.toThrow(/no API token is named "not-there"/);
+  });
+
+  test("blank names are refused by the scripts too", async () => {
+    await expect(run(applyToken, { cwd: folder(), runId: "12@12", env: { GPUCLOUD_TOKEN_NAME: "   " } })).rejects.toThrow(/must not be blank/);
+  });
+});

@@ -1,0 +1,338 @@
+/**
+ * ApiToken's identity under real Terraform (offline, through the provider doubles) against the
+ * emulator: a token is never handed to another run, workspace or name by accident, renames keep
+ * the id where they are meant to, and nothing is silent. Each case asserts the plan or the log
+ * AND the API's state.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
+import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  outputChanges,
+  resourceActions,
+  startProviderDoubles,
+  TerraformRunner,
+  terraformBinary,
+  type ProviderDoubles,
+} from "../support/terraform";
+
+const USER = { username: "identity-bot", password: "identity-password-9a7e" };
+
+/** `terraform workspace new <name>` (the runner puts -no-color before the sub-subcommand, which it refuses). */
+function newWorkspace(tf: TerraformRunner, name: string): void {
+  const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", name], { cwd: tf.dir, env: tf.env, encoding: "utf8" });
+  if (res.status !== 0) throw new Error(`terraform workspace new ${name} failed: ${res.stderr}${res.stdout}`);
+}
+
+describeWithTerraform("ApiToken identity under real Terraform", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+
+  const env = (over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    ...process.env,
+    GPUCLOUD_BASE_URL: emulator.url,
+    GPUCLOUD_USERNAME: USER.username,
+    GPUCLOUD_PASSWORD: USER.password,
+    GPUCLOUD_TIMEOUT_SECONDS: "30",
+    ...over,
+  });
+
+  /** One stack folder, synthesized again before each step as `cdktf deploy` does. */
+  class Project {
+    readonly outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-identity-"));
+    readonly dir = path.join(this.outdir, "stacks", "tokens");
+    tf!: TerraformRunner;
+
+    synth(build: (stack: TerraformStack) => void): this {
+      const app = new App({ outdir: this.outdir });
+      const stack = new TerraformStack(app, "tokens");
+      new LocalBackend(stack, { path: "terraform.tfstate" });
+      build(stack);
+      app.synth();
+      return this;
+    }
+
+    async init(runnerEnv: NodeJS.ProcessEnv = env()): Promise<TerraformRunner> {
+      this.tf = this.runner(runnerEnv);
+      await this.tf.init({ check: true });
+      return this.tf;
+    }
+
+    runner(runnerEnv: NodeJS.ProcessEnv): TerraformRunner {
+      return new TerraformRunner(this.dir, { doubles, env: runnerEnv, timeoutMs: 120_000 });
+    }
+
+    async steady(): Promise<void> {
+      const plan = await this.tf.plan({ detailedExitCode: true, check: true });
+      expect(plan.stdout).toContain("No changes.");
+      expect(plan.exitCode).toBe(0);
+    }
+  }
+
+  /** One ApiToken "ci", its id as an output, optionally with a create_before_destroy consumer. */
+  const tokenStack =
+    (props: ApiTokenProps, opts: { consumer?: boolean } = {}) =>
+    (stack: TerraformStack) => {
+      const token = new ApiToken(stack, "ci", props);
+      new TerraformOutput(stack, "token_id", { value: token.tokenId });
+      if (opts.consumer) {
+        // Terraform propagates create_before_destroy to what this depends on: the token's sync resource.
+        // A plain TerraformResource (not @cdktf/provider-null), so the suite also runs on CDK Terrain.
+        const consumer = new TerraformResource(stack, "consumer", {
+          terraformResourceType: "null_resource",
+          terraformGeneratorMetadata: { providerName: "null" },
+          lifecycle: { createBeforeDestroy: true },
+        });
+        consumer.addOverride("triggers", { token_id: token.tokenId });
+      }
+    };
+
+  const named = (name: string) => emulator.tokens().filter((t) => t.name === name);
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [USER] });
+    doubles = await startProviderDoubles();
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  test("destroy, then a deploy with another name: a new token; the destroyed one is not renamed", async () => {
+    const p = new Project().synth(tokenStack({ name: "dd-old" }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [old] = named("dd-old");
+    await tf.destroy({ check: true });
+
+    p.synth(tokenStack({ name: "dd-new" }));
+    const applied = await tf.apply({ check: true });
+    expect(oneLine(applied.stdout)).toMatch(
+      new RegExp(`WARNING: API token "dd-old" \\(id ${old.id}\\) was released by an earlier terraform run .*previousNames: \\["dd-old"\\]`),
+    );
+    expect(named("dd-old")).toEqual([expect.objectContaining({ id: old.id, token: old.token })]);
+    expect(named("dd-new")).toHaveLength(1);
+    expect(named("dd-new")[0].id).not.toBe(old.id);
+    expect((await tf.output()).token_id.value).toBe(named("dd-new")[0].id);
+    await p.steady();
+  });
+
+  test("two workspaces in one folder: prod's first apply never gets staging's token", async () => {
+    const p = new Project().synth(tokenStack({ name: "stg-ci" }));
+    const tf = await p.init();
+    newWorkspace(tf, "staging");
+    await tf.apply({ check: true });
+    const [staging] = named("stg-ci");
+    await tf.destroy({ check: true });
+
+    p.synth(tokenStack({ name: "prod-ci" }));
+    newWorkspace(tf, "prod");
+    await tf.apply({ check: true });
+    expect(named("stg-ci")).toEqual([expect.objectContaining({ id: staging.id, token: staging.token })]);
+    const [prod] = named("prod-ci");
+    expect(prod.id).not.toBe(staging.id);
+    expect(prod.token).not.toBe(staging.token);
+    expect((await tf.output()).token_id.value).toBe(prod.id);
+    await p.steady();
+  });
+
+  test("rename under a create_before_destroy consumer with previousNames: the same token", async () => {
+    const p = new Project().synth(tokenStack({ name: "cbd-a" }, { consumer: true }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [before] = named("cbd-a");
+    const count = emulator.tokens().length;
+
+    p.synth(tokenStack({ name: "cbd-b", previousNames: ["cbd-a"] }, { consumer: true }));
+    const applied = oneLine((await tf.apply({ check: true })).stdout);
+    // Create before destroy, and Terraform runs no destroy-time provisioner under it: the rename
+    // came from previousNames alone, and nothing warns.
+    expect(applied).toMatch(/\+\/- create replacement and then destroy/);
+    expect(applied).not.toContain("token-release");
+    expect(applied).toContain(`no API token is named "cbd-b"; renaming "cbd-a" (id ${before.id}), a previous name`);
+    expect(applied).not.toContain("WARNING");
+    expect(emulator.tokens()).toHaveLength(count);
+    expect(named("cbd-b")).toEqual([expect.objectContaining({ id: before.id, token: before.token })]);
+    await p.steady();
+  });
+
+  test("rename under a create_before_destroy consumer without previousNames: a new token and a WARNING naming the old id", async () => {
+    const p = new Project().synth(tokenStack({ name: "cbd2-a" }, { consumer: true }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [old] = named("cbd2-a");
+
+    p.synth(tokenStack({ name: "cbd2-b" }, { consumer: true }));
+    const applied = oneLine((await tf.apply({ check: true })).stdout);
+    const [created] = named("cbd2-b");
+    expect(created.id).not.toBe(old.id);
+    expect(named("cbd2-a")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(applied).toContain(
+      `WARNING: API token "cbd2-a" (id ${old.id}), which the ApiToken "tokens/ci" managed before, stays ACTIVE: ` +
+        `this apply did not rename it to "cbd2-b" but created or adopted API token ${created.id}`,
+    );
+    expect(applied).toContain(`Add previousNames: ["cbd2-a"] to the ApiToken "tokens/ci" to make this a rename next time`);
+    await p.steady();
+  });
+
+  test("baseUrl added to an existing ApiToken, then removed: every apply works, same token", async () => {
+    const p = new Project().synth(tokenStack({ name: "bu-ci" }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [token] = named("bu-ci");
+
+    p.synth(tokenStack({ name: "bu-ci", baseUrl: emulator.url }));
+    await tf.apply({ check: true });
+    await p.steady();
+    p.synth(tokenStack({ name: "bu-ci" }));
+    await tf.apply({ check: true });
+    await p.steady();
+    expect(named("bu-ci")).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
+  });
+
+  test("description managed, then not: the last managed value stays; no changes after", async () => {
+    const p = new Project().synth(tokenStack({ name: "desc-ci", description: "managed" }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [token] = named("desc-ci");
+    expect(token.description).toBe("managed");
+
+    p.synth(tokenStack({ name: "desc-ci" }));
+    await tf.apply({ check: true });
+    await p.steady();
+    expect(named("desc-ci")).toEqual([expect.objectContaining({ id: token.id, description: "managed" })]);
+  });
+
+  test("a rename whose write failed after the claim is finished by the next apply: same token", async () => {
+    const p = new Project().synth(tokenStack({ name: "fr-a" }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [token] = named("fr-a");
+    const count = emulator.tokens().length;
+
+    p.synth(tokenStack({ name: "fr-b" }));
+    emulator.setFaults({ paths: ["/api-tokens/"], serverErrorRate: 1 });
+    try {
+      // A short budget, so the write gives up quickly.
+      const failed = await p.runner(env({ GPUCLOUD_TIMEOUT_SECONDS: "3" })).apply();
+      expect(failed.exitCode).not.toBe(0);
+    } finally {
+      emulator.setFaults({});
+    }
+    expect(named("fr-a")).toHaveLength(1);
+    expect(named("fr-b")).toHaveLength(0);
+
+    const retried = oneLine((await tf.apply({ check: true })).stdout);
+    expect(retried).toContain(`finishing the rename of API token "fr-a" to "fr-b" that an earlier run started`);
+    expect(retried).toContain(`API token id ${token.id}: renamed "fr-a" to "fr-b"`);
+    expect(emulator.tokens()).toHaveLength(count);
+    expect(named("fr-b")).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
+    await p.steady();
+  });
+
+  test("previousNames on a fresh runner (no state, no hand-off): the token is renamed, never a new one", async () => {
+    const first = new Project().synth(tokenStack({ name: "fresh-a" }));
+    await (await first.init()).apply({ check: true });
+    const [token] = named("fresh-a");
+    const count = emulator.tokens().length;
+
+    const fresh = new Project().synth(tokenStack({ name: "fresh-b", previousNames: ["gone", "fresh-a"] }));
+    const tf = await fresh.init();
+    const plan = await tf.plan({ check: true });
+    const actions = resourceActions(plan.plan!);
+    expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource."))).toEqual([[expect.any(String), ["create"]]]);
+    const applied = oneLine((await tf.apply({ check: true })).stdout);
+    expect(applied).toContain(`renaming "fresh-a" (id ${token.id}), a previous name`);
+    expect(emulator.tokens()).toHaveLength(count);
+    expect(named("fresh-b")).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
+    await fresh.steady();
+  });
+
+  test("a description with ${x} and %{y} reaches the API literally", async () => {
+    const p = new Project().synth(tokenStack({ name: "esc-${x}", description: "uses ${var.y} and %{ if z }" }));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    expect(named("esc-${x}")).toEqual([expect.objectContaining({ description: "uses ${var.y} and %{ if z }" })]);
+    await p.steady();
+  });
+
+  test("changing one token leaves another token's attributes known in the plan", async () => {
+    const two = (descriptionA: string) => (stack: TerraformStack) => {
+      const a = new ApiToken(stack, "a", { name: "known-a", description: descriptionA });
+      const b = new ApiToken(stack, "b", { name: "known-b" });
+      new TerraformOutput(stack, "a_id", { value: a.tokenId });
+      new TerraformOutput(stack, "b_id", { value: b.tokenId });
+      new TerraformOutput(stack, "b_created", { value: b.createdAt });
+    };
+    const p = new Project().synth(two("v1"));
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    p.synth(two("v2"));
+    const plan = await tf.plan({ check: true });
+    const outputs = outputChanges(plan.plan!);
+    expect(outputs.b_id.actions).toEqual(["no-op"]);
+    expect(outputs.b_id.after).toBe(named("known-b")[0].id);
+    expect(outputs.b_created.actions).toEqual(["no-op"]);
+    expect(outputs.a_id.actions).toEqual(["update"]);
+    expect(Object.entries(resourceActions(plan.plan!)).filter(([, actions]) => !["read", "no-op"].includes(actions.join()))).toEqual([
+      [expect.stringMatching(/^null_resource\.a_sync_/), ["delete", "create"]],
+    ]);
+    await tf.apply({ check: true });
+    expect(named("known-a")).toEqual([expect.objectContaining({ description: "v2" })]);
+    await p.steady();
+  });
+
+  test("two ApiTokens with the same name fail at synth, before Terraform runs", () => {
+    expect(() =>
+      new Project().synth((stack) => {
+        new ApiToken(stack, "one", { name: "same" });
+        new ApiToken(stack, "two", { name: "same" });
+      }),
+    ).toThrow(/ApiToken "tokens\/two": name "same" is also the name of ApiToken "tokens\/one"/);
+  });
+
+  test("a steady plan costs one login and one list walk for all tokens, plus one per Flavors, whatever N", async () => {
+    const pages = await startEmulator({ users: [USER], maxPageSize: 10 });
+    try {
+      for (let i = 0; i < 35; i++) pages.addToken({ name: `other-${i}` });
+      const costs: Array<{ logins: number; lists: number; flavors: number; requests: number }> = [];
+      for (const n of [1, 8]) {
+        const p = new Project().synth((stack) => {
+          new Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1 });
+          for (let i = 0; i < n; i++) new ApiToken(stack, `t${i}`, { name: `steady-${n}-${i}` });
+        });
+        const tf = await p.init(env({ GPUCLOUD_BASE_URL: pages.url }));
+        await tf.apply({ check: true });
+        pages.resetStats();
+        await p.steady();
+        const stats = pages.stats();
+        costs.push({
+          logins: stats.logins,
+          lists: stats.byRoute["GET /api-tokens"] ?? 0,
+          flavors: stats.byRoute["GET /flavors"] ?? 0,
+          requests: stats.requests,
+        });
+        expect(stats.tokenWrites).toBe(0);
+      }
+      // One process for the inventory, one for the Flavors: one login each.
+      expect(costs[0].logins).toBe(2);
+      expect(costs[1].logins).toBe(2);
+      // One walk of 36 or 43 tokens in pages of at most 10.
+      expect(costs[0].lists).toBeGreaterThanOrEqual(4);
+      expect(costs[0].lists).toBeLessThanOrEqual(5);
+      expect(costs[1].lists).toBeGreaterThanOrEqual(5);
+      expect(costs[1].lists).toBeLessThanOrEqual(6);
+      expect(costs[1].flavors).toBe(costs[0].flavors);
+    } finally {
+      await pages.close();
+    }
+  });
+});
