@@ -1,0 +1,96 @@
+/**
+ * A create that cannot duplicate (POST /api-tokens is not idempotent and the spec shows no
+ * idempotency key).
+ *
+ * 1. POST. A failure that proves the request was not processed (429, connection refused, 401)
+ *    is retried as usual.
+ * 2. A failure whose outcome is unknown (5xx, timeout, reset after sending) starts a settle
+ *    window of `settleWindowMs` (default 20 s, at most half of what is left of the budget, so that
+ *    a conclusive look-up and one more POST still fit): the token is
+ *    looked for at once and then again with backoff (after 1, 2, 4, 8, 8… s), so that a create
+ *    a gateway answered 504 for while the backend carried on is found when it commits.
+ *    Look-ups are cheap (the newest page: `sortField=created_at&sortOrder=desc&limit=10`) while
+ *    the server honours that order; the last look-up of the window is conclusive (a full walk,
+ *    unless the newest page already held the whole list).
+ * 3. Found: adopted. Not found at the end of the window: one more POST, and the same again if
+ *    that one is ambiguous too.
+ * 4. When the look-ups cannot finish within the budget, the create fails, saying that the token
+ *    may exist and that the next apply adopts it by name rather than creating another.
+ *
+ * The caller creates only when no token of that name exists, so a token of that name that
+ * appears is the one this create made (the newest, if several).
+ */
+import { GpuCloudError } from "./errors";
+import type { ApiToken } from "./schemas";
+import { formatSeconds, reasonOf } from "./retry";
+
+export const DEFAULT_CREATE_SETTLE_WINDOW_MS = 20_000;
+const FIRST_RECHECK_MS = 1000;
+const MAX_RECHECK_MS = 8000;
+
+export interface CreateEnvironment {
+  readonly name: string;
+  readonly deadline: number;
+  readonly settleWindowMs: number;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly log: (line: string) => void;
+  /** One POST, retried only while its outcome is known (not processed). */
+  readonly post: () => Promise<ApiToken>;
+  /** The token of that name, or undefined. `conclusive`: absent means absent (else a cheap look that may miss it). */
+  readonly find: (conclusive: boolean) => Promise<ApiToken | undefined>;
+}
+
+export async function createWithoutDuplicate(env: CreateEnvironment): Promise<ApiToken> {
+  for (;;) {
+    let unknown: GpuCloudError;
+    try {
+      return await env.post();
+    } catch (e) {
+      if (!(e instanceof GpuCloudError) || !e.mayHaveBeenProcessed) throw e;
+      unknown = e;
+    }
+    env.log(`checking whether API token "${env.name}" was created despite ${reasonOf(unknown)}`);
+    const started = env.now();
+    const found = await settle(env, unknown);
+    if (found !== undefined) {
+      env.log(`adopted API token "${found.name}" (id ${found.id}): created by an earlier attempt whose response was lost`);
+      return found;
+    }
+    env.log(`no API token named "${env.name}" appeared within ${formatSeconds(env.now() - started)}; creating it again`);
+  }
+}
+
+/** Looks for the token over the settle window; undefined when it is conclusively absent at the end. */
+async function settle(env: CreateEnvironment, unknown: GpuCloudError): Promise<ApiToken | undefined> {
+  // At most half of what is left, so that a conclusive look-up and one more POST still fit.
+  const now = env.now();
+  const windowEnd = now + Math.max(0, Math.min(env.settleWindowMs, (env.deadline - now) / 2));
+  let delay = FIRST_RECHECK_MS;
+  for (;;) {
+    const last = env.now() >= windowEnd;
+    let found: ApiToken | undefined;
+    try {
+      found = await env.find(last);
+    } catch (e) {
+      if (!(e instanceof GpuCloudError)) throw e;
+      throw outcomeUnknown(env.name, unknown, e);
+    }
+    if (found !== undefined || last) return found;
+    await env.sleep(Math.max(0, Math.min(delay, windowEnd - env.now())));
+    delay = Math.min(delay * 2, MAX_RECHECK_MS);
+  }
+}
+
+function outcomeUnknown(name: string, unknown: GpuCloudError, lookup: GpuCloudError): GpuCloudError {
+  return unknown.with({
+    kind: lookup.kind === "timeout" ? "timeout" : unknown.kind,
+    retryable: false,
+    outcomeUnknown: true,
+    attempts: undefined,
+    detail:
+      `${unknown.detail}; whether the token "${name}" was created could not be established ` +
+      `(${lookup.operation === unknown.operation ? lookup.detail : lookup.message}). ` +
+      `The next apply adopts a token of that name if it exists instead of creating another`,
+  });
+}
