@@ -125,6 +125,10 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
     const elapsed = env.now() - started;
     const own = err.operation === operation;
     const lastError = own ? err.detail : err.message;
+    if (err.code === "DEADLINE" && own) {
+      const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
+      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})`, attempts: n > 1 ? n - 1 : undefined });
+    }
     if (!err.retryable || (request.mayRetry !== undefined && !request.mayRetry(err))) {
       throw n > 1 ? err.with({ attempts: n }) : err;
     }

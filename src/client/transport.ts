@@ -44,6 +44,8 @@ export interface TransportOptions {
 }
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** `code` of the error for a request not sent because the deadline had (nearly) passed. */
+export const DEADLINE_CODE = "DEADLINE";
 
 export class HttpTransport {
   private readonly agent: Agent;
@@ -74,7 +76,7 @@ export class HttpTransport {
     if (this.closed) throw new GpuCloudError({ operation, kind: "validation", detail: "the client is closed" });
     const remaining = deadline - this.options.now();
     if (remaining < MIN_ATTEMPT_MS) {
-      throw new GpuCloudError({ operation, kind: "timeout", retryable: false, detail: `no time left for ${call.method} ${call.path}` });
+      throw new GpuCloudError({ operation, kind: "timeout", retryable: false, code: DEADLINE_CODE, detail: `no time left for ${call.method} ${call.path}` });
     }
     const budget = Math.min(this.options.requestTimeoutMs, remaining);
     const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };

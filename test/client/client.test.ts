@@ -387,6 +387,28 @@ describe("retries", () => {
     expect(logs[0]).toBe("retrying GET /flavors after HTTP 503 (attempt 2, waiting 0.1s)");
   });
 
+  it("retries until the deadline, not a fixed number of attempts", async () => {
+    let n = 0;
+    const server = await stub((_req, res) => (++n <= 10 ? fail(res, 502, "bad gateway") : ok(res, [])));
+    const time = fakeTime();
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, sleep: time.sleep, random: () => 0.999 });
+    expect(await client.listFlavors()).toEqual([]);
+    expect(server.requests).toHaveLength(11); // the old fixed count gave up after 5
+    // capped exponential backoff: 250 ms doubling, at most 8 s (times the jitter)
+    expect(time.sleeps.slice(0, 7)).toEqual([249, 499, 999, 1998, 3996, 7992, 7992]);
+    expect(time.sleeps.reduce((a, b) => a + b, 0)).toBeLessThan(120_000);
+  });
+
+  it("says the budget is used up when a deadline has passed before a request", async () => {
+    const time = fakeTime();
+    const server = await stub((_req, res) => ok(res, []));
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, deadline: time.now() + 20, totalTimeoutMs: 5000 });
+    const e = await caught(client.listFlavors());
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toBe("list flavors (GET /flavors): the time budget of 5s is used up (no time left for GET /flavors)");
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("honours Retry-After in seconds and as an HTTP date on 429", async () => {
     const time = fakeTime();
     let n = 0;

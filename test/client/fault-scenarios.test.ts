@@ -157,6 +157,7 @@ describe("one budget per run", () => {
       for (let i = 0; i < 5; i++) await client.listFlavors();
     }));
     expect(e.kind).toBe("timeout");
+    expect(e.message).toMatch(/^list flavors \(GET \/flavors\): .*the time budget of 1s (is used up|leaves no room for another attempt)/);
     expect(Date.now() - started).toBeLessThan(1500);
     // a new run gets a new budget
     await withClient(context(ctx.env, lines), undefined, (client) => client.listFlavors());
