@@ -7,7 +7,8 @@
  * 2. A failure whose outcome is unknown (5xx, timeout, reset after sending) starts a settle
  *    window of `settleWindowMs` (default 20 s, at most half of what is left of the budget, so that
  *    a conclusive look-up and one more POST still fit): the token is
- *    looked for at once and then again with backoff (after 1, 2, 4, 8, 8… s), so that a create
+ *    looked for at once and then again with backoff (after 1, 2, 4, 8, 8… s, each jittered to
+ *    between half and all of that, so the number of look-ups varies), so that a create
  *    a gateway answered 504 for while the backend carried on is found when it commits.
  *    Look-ups are cheap (the newest page: `sortField=created_at&sortOrder=desc&limit=10`) while
  *    the server honours that order; the last look-up of the window is conclusive (a full walk,
@@ -34,6 +35,8 @@ export interface CreateEnvironment {
   readonly settleWindowMs: number;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
+  /** A number in [0, 1) for the jitter of the re-check schedule. */
+  readonly random: () => number;
   readonly log: (line: string) => void;
   /** One POST, retried only while its outcome is known (not processed). */
   readonly post: () => Promise<ApiToken>;
@@ -77,7 +80,10 @@ async function settle(env: CreateEnvironment, unknown: GpuCloudError): Promise<A
       throw outcomeUnknown(env.name, unknown, e);
     }
     if (found !== undefined || last) return found;
-    await env.sleep(Math.max(0, Math.min(delay, windowEnd - env.now())));
+    // Jittered (half to all of the nominal delay), so that the number of look-ups per window
+    // varies: with a fixed count, a server failing every k-th request can fail every re-POST.
+    const jittered = delay * (0.5 + Math.min(Math.max(env.random(), 0), 1) / 2);
+    await env.sleep(Math.max(0, Math.min(jittered, windowEnd - env.now())));
     delay = Math.min(delay * 2, MAX_RECHECK_MS);
   }
 }

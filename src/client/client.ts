@@ -221,6 +221,7 @@ export class GpuCloudClient {
       settleWindowMs: this.settleWindowMs,
       now: this.now,
       sleep: this.sleepFn,
+      random: this.random,
       log: (line) => this.log(line),
       post: () => this.send(call, deadline, (err) => !err.mayHaveBeenProcessed),
       find: async (conclusive) => {

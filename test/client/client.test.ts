@@ -582,10 +582,10 @@ describe("create is never blindly retried", () => {
     expect(token.name).toBe("ci");
     expect(fake.tokens).toHaveLength(1);
     expect(fake.stub.count("POST", "/api-tokens")).toBe(2);
-    // the settle window: looked for at once, then after 1, 2, 4, 8 s and at its end (20 s)
-    expect(fake.stub.count("GET", "/api-tokens")).toBe(6);
-    expect(sleeps).toEqual([1000, 2000, 4000, 8000, expect.any(Number)]);
-    expect(sleeps[4]).toBeLessThanOrEqual(5000);
+    // the settle window: looked for at once, then after 1, 2, 4, 8, 8 s (× 0.75: the jitter with random 0.5), and at its end (20 s)
+    expect(fake.stub.count("GET", "/api-tokens")).toBe(7);
+    expect(sleeps).toEqual([750, 1500, 3000, 6000, 6000, expect.any(Number)]);
+    expect(sleeps[5]).toBeLessThanOrEqual(2750);
     expect(logs).toContain('no API token named "ci" appeared within 20s; creating it again');
   });
 
