@@ -5,8 +5,11 @@
  * 1. POST. A failure that proves the request was not processed (429, connection refused, 401)
  *    is retried as usual.
  * 2. A failure whose outcome is unknown (5xx, timeout, reset after sending) starts a settle
- *    window of `settleWindowMs` (default 20 s, at most half of what is left of the budget, so that
- *    a conclusive look-up and one more POST still fit): the token is
+ *    window (at most half of what is left of the budget, so that a conclusive look-up and one
+ *    more POST still fit): 20 s after a gateway timeout (504), a 408, a timeout or a dropped
+ *    connection, where the backend may still be working; 3 s after another 5xx, an answer from a
+ *    server that failed (a full window there would cost 20 s per failed POST under a steady
+ *    error rate, for a case that rarely commits late). The token is
  *    looked for at once and then again with backoff (after 1, 2, 4, 8, 8… s, each jittered to
  *    between half and all of that, so the number of look-ups varies), so that a create
  *    a gateway answered 504 for while the backend carried on is found when it commits.
@@ -26,13 +29,17 @@ import type { ApiToken } from "./schemas";
 import { formatSeconds, reasonOf } from "./retry";
 
 export const DEFAULT_CREATE_SETTLE_WINDOW_MS = 20_000;
+export const DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS = 3_000;
 const FIRST_RECHECK_MS = 1000;
 const MAX_RECHECK_MS = 8000;
 
 export interface CreateEnvironment {
   readonly name: string;
   readonly deadline: number;
+  /** After a gateway timeout (504), a 408, a request timeout or a dropped connection: the backend may still be working. */
   readonly settleWindowMs: number;
+  /** After another 5xx (500, 502, 503…): the server answered that it failed, so a commit long after is unlikely. */
+  readonly settleWindowAfterServerErrorMs: number;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   /** A number in [0, 1) for the jitter of the re-check schedule. */
@@ -68,7 +75,8 @@ export async function createWithoutDuplicate(env: CreateEnvironment): Promise<Ap
 async function settle(env: CreateEnvironment, unknown: GpuCloudError): Promise<ApiToken | undefined> {
   // At most half of what is left, so that a conclusive look-up and one more POST still fit.
   const now = env.now();
-  const windowEnd = now + Math.max(0, Math.min(env.settleWindowMs, (env.deadline - now) / 2));
+  const windowMs = mayStillCommit(unknown) ? env.settleWindowMs : env.settleWindowAfterServerErrorMs;
+  const windowEnd = now + Math.max(0, Math.min(windowMs, (env.deadline - now) / 2));
   let delay = FIRST_RECHECK_MS;
   for (;;) {
     const last = env.now() >= windowEnd;
@@ -86,6 +94,18 @@ async function settle(env: CreateEnvironment, unknown: GpuCloudError): Promise<A
     await env.sleep(Math.max(0, Math.min(jittered, windowEnd - env.now())));
     delay = Math.min(delay * 2, MAX_RECHECK_MS);
   }
+}
+
+/**
+ * True for the signatures of a request the backend may still be processing: a gateway or
+ * request timeout (504, 408, or `status: false` saying so), our own timeout, a connection that
+ * dropped after sending. Other 5xx are answers from a server that failed.
+ */
+export function mayStillCommit(err: GpuCloudError): boolean {
+  if (err.httpStatus === 504 || err.httpStatus === 408) return true;
+  if (err.httpStatus !== undefined && err.httpStatus >= 500) return false;
+  if (err.httpStatus !== undefined) return /time-?out|timed out/i.test(err.serverMessage ?? "");
+  return true; // no HTTP answer at all: a timeout or a dropped connection
 }
 
 function outcomeUnknown(name: string, unknown: GpuCloudError, lookup: GpuCloudError): GpuCloudError {

@@ -11,7 +11,7 @@
  * (a script run sets one for all its requests, and clients of one run share it); without it,
  * each operation gets `totalTimeoutMs` from its start.
  */
-import { createWithoutDuplicate, DEFAULT_CREATE_SETTLE_WINDOW_MS } from "./ambiguous-create";
+import { createWithoutDuplicate, DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS, DEFAULT_CREATE_SETTLE_WINDOW_MS } from "./ambiguous-create";
 import { resolveCredentials } from "./credentials";
 import type { Credentials, ResolvedCredentials } from "./credentials";
 import { GpuCloudError } from "./errors";
@@ -38,7 +38,7 @@ import type { HttpCall } from "./transport";
 export { MAX_TOKEN_NAME_LENGTH } from "./operations";
 export type { TokenInput } from "./operations";
 export { SPEC_ACCESS_TOKEN_LIFETIME_MS, ACCESS_TOKEN_RENEW_MARGIN_MS } from "./session";
-export { DEFAULT_CREATE_SETTLE_WINDOW_MS } from "./ambiguous-create";
+export { DEFAULT_CREATE_SETTLE_WINDOW_MS, DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS } from "./ambiguous-create";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -65,8 +65,14 @@ export interface GpuCloudClientOptions {
    * the end of a script run's budget. Clients given the same value share the budget.
    */
   readonly deadline?: number;
-  /** How long to keep looking for a token after a create whose outcome is unknown (default 20 s; cut to the budget). */
+  /**
+   * How long to keep looking for a token after a create answered by a gateway timeout (504), a
+   * 408, a timeout or a dropped connection, before posting again (default 20 s; at most half of
+   * what is left of the budget).
+   */
   readonly createSettleWindowMs?: number;
+  /** The same after another 5xx (default 3 s). */
+  readonly createSettleWindowAfterServerErrorMs?: number;
   readonly retry?: RetryPolicy;
   /** Progress and warnings, one line each; never receives a secret. */
   readonly logger?: (line: string) => void;
@@ -95,6 +101,7 @@ export class GpuCloudClient {
   private readonly totalTimeoutMs: number;
   private readonly fixedDeadline: number | undefined;
   private readonly settleWindowMs: number;
+  private readonly settleWindowAfterServerErrorMs: number;
   private readonly retry: ResolvedRetryPolicy;
   private readonly logger: ((line: string) => void) | undefined;
   private readonly sleepFn: (ms: number) => Promise<void>;
@@ -127,6 +134,10 @@ export class GpuCloudClient {
       options.createSettleWindowMs === undefined
         ? DEFAULT_CREATE_SETTLE_WINDOW_MS
         : milliseconds(options.createSettleWindowMs, 0, "createSettleWindowMs", fail, true);
+    this.settleWindowAfterServerErrorMs =
+      options.createSettleWindowAfterServerErrorMs === undefined
+        ? DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS
+        : milliseconds(options.createSettleWindowAfterServerErrorMs, 0, "createSettleWindowAfterServerErrorMs", fail, true);
     const retry = resolveRetryPolicy(options.retry);
     if (typeof retry === "string") fail(retry);
     this.retry = retry as ResolvedRetryPolicy;
@@ -219,6 +230,7 @@ export class GpuCloudClient {
       name,
       deadline,
       settleWindowMs: this.settleWindowMs,
+      settleWindowAfterServerErrorMs: this.settleWindowAfterServerErrorMs,
       now: this.now,
       sleep: this.sleepFn,
       random: this.random,

@@ -8,6 +8,7 @@ export {
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_TOTAL_TIMEOUT_MS,
   DEFAULT_CREATE_SETTLE_WINDOW_MS,
+  DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS,
   MAX_TOKEN_NAME_LENGTH,
 } from "./client";
 export type { GpuCloudClientOptions, LoginInfo, TokenInput } from "./client";
