@@ -567,8 +567,9 @@ describe("create is never blindly retried", () => {
   });
 
   it.each([
-    [503, "after 1, 2 s (× 0.75: the jitter with random 0.5) and at its end (3 s)", 4, [750, 1500, 750], "3s"],
-    [504, "after 1, 2, 4, 8, 8 s (× 0.75) and at its end (20 s)", 7, [750, 1500, 3000, 6000, 6000, 2750], "20s"],
+    // with random 0.5: each wait × 0.75, and one extra look before the conclusive one
+    [503, "after 1, 2 s and at its end (3 s)", 5, [750, 1500, 750], "3s"],
+    [504, "after 1, 2, 4, 8, 8 s and at its end (20 s)", 8, [750, 1500, 3000, 6000, 6000, 2750], "20s"],
   ])("posts again after an HTTP %i when the server did not create the token: settle window %s", async (status, _schedule, gets, waits, window) => {
     let n = 0;
     const fake = await api({
