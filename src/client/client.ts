@@ -237,8 +237,9 @@ export class GpuCloudClient {
       log: (line) => this.log(line),
       post: () => this.send(call, deadline, (err) => !err.mayHaveBeenProcessed),
       find: async (conclusive) => {
-        const newest = await this.newestPage(deadline);
-        if (newest === undefined) return newestNamed(await this.walk(deadline, {}), name);
+        // One request: the newest page, or the first page in the server's own order when it
+        // does not sort; conclusive only when it holds the whole list, else a full walk.
+        const newest = (await this.newestPage(deadline)) ?? (await this.firstPage(deadline));
         const hit = newestNamed(newest.tokens, name);
         if (hit !== undefined || !conclusive || newest.tokens.length >= newest.total) return hit;
         return newestNamed(await this.walk(deadline, {}), name);
@@ -293,6 +294,11 @@ export class GpuCloudClient {
       return undefined;
     }
     return page;
+  }
+
+  /** The first page as the server lists it by default (what it accepts of limit). */
+  private firstPage(deadline: number): Promise<TokenList> {
+    return this.listing.fetch((params) => this.send(listTokensCall(params), deadline), { limit: NEWEST_PAGE_SIZE, offset: 0 }, (line) => this.log(line));
   }
 
   private log(line: string): void {

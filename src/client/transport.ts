@@ -178,9 +178,11 @@ export class HttpTransport {
       });
     }
     if (!envelope.value.status) {
-      const c = call.isLogin ? { kind: "auth" as const, retryable: false, ambiguous: false } : classifyStatusFalse(serverMessage);
-      const said = serverMessage !== undefined ? `: ${serverMessage}` : " (no message)";
-      const detail = c.kind === "auth" ? this.options.authDetail(call, "status false", serverMessage) : `${request} failed (status false)${said}`;
+      // A refused login is an auth failure, unless the message says the server failed or throttled.
+      const said = classifyStatusFalse(serverMessage);
+      const c = call.isLogin && !said.retryable ? { kind: "auth" as const, retryable: false, ambiguous: false } : said;
+      const what = serverMessage !== undefined ? `: ${serverMessage}` : " (no message)";
+      const detail = c.kind === "auth" ? this.options.authDetail(call, "status false", serverMessage) : `${request} failed (status false)${what}`;
       throw new GpuCloudError({
         operation,
         kind: c.kind,

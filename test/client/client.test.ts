@@ -387,6 +387,23 @@ describe("retries", () => {
     expect(logs[0]).toBe("retrying GET /flavors after HTTP 503 (attempt 2, waiting 0.1s)");
   });
 
+  it("retries a login refused with status false when the message says the server failed", async () => {
+    let n = 0;
+    const fake = await api({
+      intercept: (req, res) => {
+        if (req.path === "/authenticate/login" && ++n === 1) {
+          sendJson(res, 200, { status: false, message: "bad gateway", data: null });
+          return true;
+        }
+        return false;
+      },
+    });
+    const { client, logs } = makeClient(fake.url);
+    await client.listFlavors();
+    expect(fake.logins).toBe(1);
+    expect(logs[0]).toMatch(/^retrying GET \/flavors after status false \(HTTP 200\) from log in \(POST \/authenticate\/login\)/);
+  });
+
   it("retries until the deadline, not a fixed number of attempts", async () => {
     let n = 0;
     const server = await stub((_req, res) => (++n <= 10 ? fail(res, 502, "bad gateway") : ok(res, [])));

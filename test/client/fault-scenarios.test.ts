@@ -67,6 +67,19 @@ describe("a 502 on every 3rd request", () => {
   });
 });
 
+describe("errors on HTTP 200, sort refused, a 502 on every 3rd request, all at once", () => {
+  it("login, walk and create all get through, in every phase of the fault sequence", async () => {
+    for (let phase = 0; phase < 3; phase++) {
+      const emu = await emulator(60, { faults: { serverErrorEvery: 3, errorsAsHttp200: true, rejectSortParams: true } });
+      for (let i = 0; i < phase; i++) await fetch(`${emu.url}/flavors`);
+      const { client, logs } = connect(emu);
+      await ensureToken(client, "ci");
+      expect(named(emu, "ci")).toHaveLength(1);
+      expect(logs.filter((l) => /refused sortField/.test(l))).toHaveLength(1);
+    }
+  });
+});
+
 describe("a create that commits 3 s after the gateway answered 504", () => {
   it("is adopted, not created twice (real time)", async () => {
     const emu = await emulator(120, { faults: { gatewayTimeoutCreates: 1, createCommitDelayMs: 3000 } });
