@@ -13,9 +13,10 @@
  *    looked for at once and then again with backoff (after 1, 2, 4, 8, 8… s, each jittered to
  *    between half and all of that, so the number of look-ups varies), so that a create
  *    a gateway answered 504 for while the backend carried on is found when it commits.
- *    Look-ups are cheap (the newest page: `sortField=created_at&sortOrder=desc&limit=10`) while
- *    the server honours that order; the last look-up of the window is conclusive (a full walk,
- *    unless the newest page already held the whole list).
+ *    Each look-up is one request (the newest page: `sortField=created_at&sortOrder=desc&limit=10`,
+ *    or the first page in the server's own order when it does not sort); the last look-up of the
+ *    window is conclusive (a full walk, unless that page already held the whole list), preceded
+ *    by 0 to 2 extra looks at random.
  * 3. Found: adopted. Not found at the end of the window: one more POST, and the same again if
  *    that one is ambiguous too.
  * 4. When the look-ups cannot finish within the budget, the create fails, saying that the token
