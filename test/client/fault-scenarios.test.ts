@@ -171,7 +171,7 @@ describe("one budget per run", () => {
     }));
     expect(e.kind).toBe("timeout");
     expect(e.message).toMatch(/^list flavors \(GET \/flavors\): .*the time budget of 1s (is used up|leaves no room for another attempt)/);
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(Date.now() - started).toBeLessThan(2500); // 1 s budget, plus slack for a loaded machine
     // a new run gets a new budget
     await withClient(context(ctx.env, lines), undefined, (client) => client.listFlavors());
   });
@@ -188,6 +188,6 @@ describe("one budget per run", () => {
       await b.listFlavors();
     })());
     expect(e.kind).toBe("timeout");
-    expect(Date.now()).toBeLessThan(deadline + 300);
+    expect(Date.now()).toBeLessThan(deadline + 1000);
   });
 });
