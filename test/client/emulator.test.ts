@@ -128,8 +128,7 @@ describe("faults", () => {
     const { client, logs } = connect(emu, { retry: { maxAttempts: 8 } });
     for (let i = 0; i < 10; i++) await client.listFlavors();
     for (let i = 0; i < 5; i++) await client.createToken({ name: `t-${i}` });
-    // (under a loaded machine a request may time out first, which shifts the fault sequence)
-    expect(logs.some((l) => /^retrying GET \/flavors after (HTTP 50[023]|a timeout)( from log in \(POST \/authenticate\/login\))? \(attempt \d\/8, waiting /.test(l))).toBe(true);
+    expect(logs.some((l) => /^retrying GET \/flavors after HTTP 50[023] \(attempt 2\/8, waiting /.test(l))).toBe(true);
     // a create that failed with 5xx was reconciled, never duplicated
     const names = emu.tokens().map((t) => t.name).sort();
     expect(names).toEqual(["t-0", "t-1", "t-2", "t-3", "t-4"]);
@@ -140,7 +139,7 @@ describe("faults", () => {
     const { client, logs } = connect(emu);
     for (let i = 0; i < 6; i++) await client.createToken({ name: `c-${i}` });
     expect(logs.some((l) => /^checking whether API token "c-\d" was created despite HTTP 50[023]$/.test(l))).toBe(true);
-    expect(logs.some((l) => /^no API token named "c-\d" appeared within 3s; creating it again$/.test(l))).toBe(true);
+    expect(logs.some((l) => /^no API token named "c-\d" appeared within 3(\.\d)?s; creating it again$/.test(l))).toBe(true);
     expect(emu.tokens().map((t) => t.name).sort()).toEqual(["c-0", "c-1", "c-2", "c-3", "c-4", "c-5"]);
   });
 
