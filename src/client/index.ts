@@ -2,16 +2,24 @@
  * Client of the GPU cloud API: HTTP (undici), validated responses (zod), credentials,
  * retries, pagination and flavor selection. Knows nothing of cdktf.
  */
-export { GpuCloudClient, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_TOTAL_TIMEOUT_MS, MAX_TOKEN_NAME_LENGTH } from "./client";
+export {
+  GpuCloudClient,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_TOTAL_TIMEOUT_MS,
+  DEFAULT_CREATE_SETTLE_WINDOW_MS,
+  DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS,
+  MAX_TOKEN_NAME_LENGTH,
+} from "./client";
 export type { GpuCloudClientOptions, LoginInfo, TokenInput } from "./client";
 export { GpuCloudError, ERROR_KINDS, isGpuCloudError } from "./errors";
 export type { GpuCloudErrorKind } from "./errors";
 export { md5Hex, jwtExpiryMs } from "./credentials";
 export type { Credentials, PasswordCredentials, PasswordMd5Credentials, ApiTokenCredentials } from "./credentials";
-export { listAllTokens, DEFAULT_PAGE_SIZE } from "./pagination";
+export { listAllTokens, DEFAULT_PAGE_SIZE, DEFAULT_MAX_WALKS } from "./pagination";
 export type { ListTokensParams, ListAllTokensOptions, TokenPageSource } from "./pagination";
 export { Redactor, REDACTED } from "./redact";
-export { DEFAULT_RETRY_POLICY } from "./retry";
+export { DEFAULT_RETRY_POLICY, MAX_TIMER_MS } from "./retry";
 export type { RetryPolicy } from "./retry";
 export {
   ApiTokenSchema,

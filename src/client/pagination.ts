@@ -1,12 +1,22 @@
 /**
- * Walking the paginated token list (GET /api-tokens with limit/offset).
+ * Walking the paginated token list (GET /api-tokens with limit/offset) so that no live token
+ * can be skipped and no walk can loop.
  *
- * The server may apply another page size than asked (a default, or a clamp of `limit`), so
- * the offset advances by the number of items received, not by the page size asked for. The
- * walk stops when the offset reaches `total` (unless the last page came back exactly as large
- * as asked, which suggests a `total` that lags behind), or on an empty page. Tokens are
- * deduplicated by id (pages may overlap when tokens are deleted meanwhile). A server that
- * never advances (pages of tokens already seen) is detected and reported instead of looping.
+ * - Consecutive pages overlap by one item: the next offset is `offset + received - 1`, and the
+ *   next page must start with the previous page's last token. A deletion or insertion before
+ *   the offset shifts the list and breaks that check.
+ * - `total` must stay the same for the whole walk, and at the end the walk must hold exactly
+ *   `total` distinct tokens.
+ * - On any of these failures the walk starts again (bounded, with backoff, within the
+ *   deadline); a list that may have skipped a token is never returned. A token missing from a
+ *   list would be created a second time.
+ * - The walk stops as soon as a page reaches `total`: no extra empty request.
+ * - The spec does not show the allowed `sortField` names or limits. If the server refuses the
+ *   list with `sortField`/`sortOrder` (HTTP 400 or `status: false`), they are dropped, and then
+ *   `limit`; each fallback is said once in the log and kept for the rest of the client's life.
+ *   A server that ignores them is fine: the walk advances by what it receives, whatever the
+ *   order, as long as the order is stable.
+ * - Pages of a single item cannot overlap; such a walk relies on `total` alone.
  */
 import { GpuCloudError } from "./errors";
 import type { ApiToken, TokenList } from "./schemas";
@@ -20,50 +30,154 @@ export interface ListTokensParams {
 }
 
 export interface ListAllTokensOptions {
-  /** Items asked for per page (default 100; the server may return fewer). */
+  /** Items asked for per page (default 100; the server may return fewer or more). */
   readonly pageSize?: number;
-  /** Default `created_at`: stable under concurrent inserts together with ascending order. */
+  /** Default `created_at`: ascending creation order keeps earlier pages still while tokens are added. */
   readonly sortField?: string;
   /** Default `asc`. */
   readonly sortOrder?: "asc" | "desc";
-  /** Hard bound on requests (default 10 000). */
+  /** Hard bound on requests of one walk (default 10 000). */
   readonly maxPages?: number;
+  /** Walks before giving up on a list that keeps changing (default 6). */
+  readonly maxWalks?: number;
 }
 
 /** Anything that lists one page of tokens, e.g. a GpuCloudClient. */
 export interface TokenPageSource {
   listTokens(params: ListTokensParams): Promise<TokenList>;
+  /** A source that walks on its own (GpuCloudClient: with its deadline, retries and log) is asked to. */
+  listAllTokens?(options?: ListAllTokensOptions): Promise<ApiToken[]>;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
-/** Pages in a row without a single new token before the walk gives up. */
-const MAX_STALE_PAGES = 3;
-
+export const DEFAULT_MAX_WALKS = 6;
 const OPERATION = "list API tokens (GET /api-tokens)";
 
-/** Every API token, walking all pages; each token once, in the order first seen. */
-export function listAllTokens(client: TokenPageSource, options: ListAllTokensOptions = {}): Promise<ApiToken[]> {
-  return walkTokenPages((params) => client.listTokens(params), options);
+/**
+ * What the server was found to accept, kept across walks of one client, so that a fallback is
+ * found and logged once.
+ */
+export class ListingPlan {
+  sendSort = true;
+  sendLimit = true;
+  private saidUnsorted = false;
+
+  /** Fetches a page with what the server accepts; drops sort, then limit, when it refuses them. */
+  async fetch(fetchPage: (params: ListTokensParams) => Promise<TokenList>, wanted: ListTokensParams, log: (line: string) => void): Promise<TokenList> {
+    for (;;) {
+      const params: ListTokensParams = {
+        offset: wanted.offset,
+        ...(this.sendLimit ? { limit: wanted.limit } : {}),
+        ...(this.sendSort ? { sortField: wanted.sortField, sortOrder: wanted.sortOrder } : {}),
+      };
+      try {
+        return await fetchPage(params);
+      } catch (e) {
+        const refused = e instanceof GpuCloudError && e.kind === "validation" && e.httpStatus !== undefined;
+        const said = refused ? `${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}${e.serverMessage ? `: ${e.serverMessage}` : ""}` : "";
+        if (refused && this.sendSort && (wanted.sortField !== undefined || wanted.sortOrder !== undefined)) {
+          this.sendSort = false;
+          log(`GET /api-tokens: the server refused sortField/sortOrder (${said}); listing in the server's own order from now on`);
+          continue;
+        }
+        if (refused && this.sendLimit && wanted.limit !== undefined) {
+          this.sendLimit = false;
+          log(`GET /api-tokens: the server refused limit=${wanted.limit} (${said}); using its default page size from now on`);
+          continue;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Says once when pages do not come back in the order asked for (harmless: the overlap check does not rely on it). */
+  noticeOrder(tokens: readonly ApiToken[], sortField: string | undefined, sortOrder: "asc" | "desc" | undefined, log: (line: string) => void): void {
+    if (this.saidUnsorted || !this.sendSort || sortField === undefined || isOrdered(tokens, sortField, sortOrder ?? "asc")) return;
+    this.saidUnsorted = true;
+    log(`GET /api-tokens: the server does not return tokens ordered by ${sortField} ${sortOrder ?? "asc"}; relying on overlapping pages`);
+  }
+
+  /** True while the server is known to honour the order asked for (sort sent, not seen ignored). */
+  get ordered(): boolean {
+    return this.sendSort && !this.saidUnsorted;
+  }
 }
 
-/** {@link listAllTokens} over any page fetcher. */
-export async function walkTokenPages(
-  fetchPage: (params: ListTokensParams) => Promise<TokenList>,
-  options: ListAllTokensOptions = {},
-): Promise<ApiToken[]> {
+export function isOrdered(tokens: readonly ApiToken[], field: string, order: "asc" | "desc"): boolean {
+  const sign = order === "asc" ? 1 : -1;
+  for (let i = 1; i < tokens.length; i++) {
+    const a = (tokens[i - 1] as Record<string, unknown>)[field];
+    const b = (tokens[i] as Record<string, unknown>)[field];
+    if (typeof a !== typeof b || (typeof a !== "number" && typeof a !== "string")) return true; // nothing to judge by
+    if (sign * ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0) > 0) return false;
+  }
+  return true;
+}
+
+/** What a walk needs from its client. */
+export interface WalkEnvironment {
+  /** One page, retried on its own within the deadline. */
+  readonly fetchPage: (params: ListTokensParams) => Promise<TokenList>;
+  readonly plan: ListingPlan;
+  readonly log: (line: string) => void;
+  /** Waits before walk number `walk` (2, 3, …); false when the deadline leaves no room for it. */
+  readonly pauseBeforeWalk: (walk: number) => Promise<boolean>;
+}
+
+/** Every API token, walking all pages; each token once, in the order of the list. */
+export function listAllTokens(source: TokenPageSource, options: ListAllTokensOptions = {}): Promise<ApiToken[]> {
+  if (typeof source.listAllTokens === "function") return source.listAllTokens(options);
+  return walkAllTokens(
+    {
+      fetchPage: (params) => source.listTokens(params),
+      plan: new ListingPlan(),
+      log: () => undefined,
+      pauseBeforeWalk: (walk) => new Promise((resolve) => setTimeout(() => resolve(true), Math.min(1000, 50 * 2 ** walk))),
+    },
+    options,
+  );
+}
+
+/** {@link listAllTokens} over a walk environment: walks until one walk is consistent. */
+export async function walkAllTokens(env: WalkEnvironment, options: ListAllTokensOptions = {}): Promise<ApiToken[]> {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const maxPages = options.maxPages ?? 10_000;
-  if (!Number.isInteger(pageSize) || pageSize < 1) {
-    throw new GpuCloudError({ operation: OPERATION, kind: "validation", detail: "pageSize must be a positive integer" });
+  const maxWalks = options.maxWalks ?? DEFAULT_MAX_WALKS;
+  for (const [name, value] of [["pageSize", pageSize], ["maxPages", maxPages], ["maxWalks", maxWalks]] as const) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new GpuCloudError({ operation: OPERATION, kind: "validation", detail: `${name} must be a positive integer` });
+    }
   }
-  if (!Number.isInteger(maxPages) || maxPages < 1) {
-    throw new GpuCloudError({ operation: OPERATION, kind: "validation", detail: "maxPages must be a positive integer" });
+  const wanted = { limit: pageSize, sortField: options.sortField ?? "created_at", sortOrder: options.sortOrder ?? "asc" } as const;
+  const reasons: string[] = [];
+  for (let walk = 1; walk <= maxWalks; walk++) {
+    if (walk > 1) {
+      env.log(`GET /api-tokens: ${reasons[reasons.length - 1]}; reading the list again (walk ${walk}/${maxWalks})`);
+      if (!(await env.pauseBeforeWalk(walk))) break;
+    }
+    const result = await walkOnce(env, wanted, maxPages);
+    if (Array.isArray(result)) return result;
+    reasons.push(result.changed);
   }
-  const sortField = options.sortField ?? "created_at";
-  const sortOrder = options.sortOrder ?? "asc";
+  throw new GpuCloudError({
+    operation: OPERATION,
+    kind: "protocol",
+    retryable: false,
+    detail:
+      `the token list changed while it was read, ${reasons.length} time${reasons.length === 1 ? "" : "s"} ` +
+      `(last: ${reasons[reasons.length - 1] ?? "none"}); no list that may have skipped a token is used`,
+  });
+}
+
+async function walkOnce(
+  env: WalkEnvironment,
+  wanted: { readonly limit: number; readonly sortField: string; readonly sortOrder: "asc" | "desc" },
+  maxPages: number,
+): Promise<ApiToken[] | { changed: string }> {
   const seen = new Map<string, ApiToken>();
   let offset = 0;
-  let stale = 0;
+  let total: number | undefined;
+  let previousLast: ApiToken | undefined;
   for (let page = 1; ; page++) {
     if (page > maxPages) {
       throw new GpuCloudError({
@@ -72,29 +186,25 @@ export async function walkTokenPages(
         detail: `gave up after ${maxPages} pages (offset ${offset}, ${seen.size} tokens so far)`,
       });
     }
-    const { tokens, total } = await fetchPage({ limit: pageSize, offset, sortField, sortOrder });
-    if (tokens.length === 0) break;
-    let added = 0;
-    for (const token of tokens) {
-      if (!seen.has(token.id)) {
-        seen.set(token.id, token);
-        added++;
-      }
+    const { tokens, total: pageTotal } = await env.plan.fetch(env.fetchPage, { ...wanted, offset }, env.log);
+    env.plan.noticeOrder(tokens, env.plan.sendSort ? wanted.sortField : undefined, wanted.sortOrder, env.log);
+    if (total === undefined) total = pageTotal;
+    else if (pageTotal !== total) return { changed: `the total changed from ${total} to ${pageTotal}` };
+    if (previousLast !== undefined && tokens[0]?.id !== previousLast.id) {
+      return { changed: `the page at offset ${offset} does not start with the last token of the previous page` };
     }
-    offset += tokens.length;
-    if (added === 0) {
-      stale++;
-      if (stale >= MAX_STALE_PAGES) {
-        throw new GpuCloudError({
-          operation: OPERATION,
-          kind: "protocol",
-          detail: `the server does not advance through the list: ${stale} pages in a row (up to offset ${offset}) held only tokens already seen`,
-        });
-      }
+    for (const token of tokens) seen.set(token.id, token);
+    const end = offset + tokens.length;
+    if (end >= total) break;
+    if (tokens.length === 0) return { changed: `an empty page at offset ${offset} although the total is ${total}` };
+    if (tokens.length >= 2) {
+      offset = end - 1;
+      previousLast = tokens[tokens.length - 1];
     } else {
-      stale = 0;
+      offset = end;
+      previousLast = undefined;
     }
-    if (offset >= total && tokens.length < pageSize) break;
   }
+  if (seen.size !== total) return { changed: `the pages held ${seen.size} distinct tokens, the total says ${total}` };
   return [...seen.values()];
 }

@@ -1,7 +1,20 @@
-/** Retry policy: capped exponential backoff with full jitter, and `Retry-After` parsing. */
+/**
+ * Retry policy: every idempotent request is retried on its own, with capped exponential backoff
+ * and full jitter, until the deadline (not a fixed number of attempts), honouring `Retry-After`.
+ *
+ * Why per request and until the deadline: parallel Terraform processes share the server's
+ * failures, and a multi-request operation (a walk over pages, a create and its look-ups) that is
+ * retried as one unit can never finish under a steady error rate. A request that retries alone
+ * only needs one success per request.
+ *
+ * `Retry-After` longer than what is left of the deadline: the request fails at once with kind
+ * `timeout`, saying what the server asked for. Coming back earlier than the server asked would
+ * most likely be throttled again, and waiting until the deadline only to fail would waste it.
+ */
+import { GpuCloudError } from "./errors";
 
 export interface RetryPolicy {
-  /** Attempts per operation, the first included (default 5; 1 disables retries). */
+  /** Optional cap on attempts per request, the first included (default: none, the deadline bounds retries; 1 disables retries). */
   readonly maxAttempts?: number;
   /** Backoff of the first retry before jitter, in ms (default 250). */
   readonly baseDelayMs?: number;
@@ -10,26 +23,34 @@ export interface RetryPolicy {
 }
 
 export interface ResolvedRetryPolicy {
+  /** `Infinity` when only the deadline bounds retries. */
   readonly maxAttempts: number;
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = {
-  maxAttempts: 5,
+  maxAttempts: Number.POSITIVE_INFINITY,
   baseDelayMs: 250,
   maxDelayMs: 8000,
 };
+
+/** No attempt is started with less time than this left before the deadline. */
+export const MIN_ATTEMPT_MS = 50;
+/** The largest delay Node's timers accept (about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 export function resolveRetryPolicy(policy: RetryPolicy | undefined): ResolvedRetryPolicy | string {
   const maxAttempts = policy?.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts;
   const baseDelayMs = policy?.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs;
   const maxDelayMs = policy?.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 100) {
-    return "retry.maxAttempts must be an integer from 1 to 100";
+  if (maxAttempts !== Number.POSITIVE_INFINITY && (!Number.isInteger(maxAttempts) || maxAttempts < 1)) {
+    return "retry.maxAttempts must be a positive integer (or left out: the deadline bounds retries)";
   }
   if (!(baseDelayMs >= 0) || !Number.isFinite(baseDelayMs)) return "retry.baseDelayMs must be a non-negative number";
-  if (!(maxDelayMs >= baseDelayMs) || !Number.isFinite(maxDelayMs)) return "retry.maxDelayMs must be a number >= retry.baseDelayMs";
+  if (!(maxDelayMs >= baseDelayMs) || !(maxDelayMs <= MAX_TIMER_MS)) {
+    return `retry.maxDelayMs must be a number from retry.baseDelayMs to ${MAX_TIMER_MS}`;
+  }
   return { maxAttempts, baseDelayMs, maxDelayMs };
 }
 
@@ -38,7 +59,7 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined): ResolvedRet
  * a uniformly random delay in [0, min(maxDelay, base * 2^(retry-1))).
  */
 export function backoffDelayMs(retry: number, policy: ResolvedRetryPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(40, Math.max(0, retry - 1)));
   const r = Math.min(Math.max(random(), 0), 1);
   return Math.floor(ceiling * r);
 }
@@ -64,4 +85,81 @@ export function formatSeconds(ms: number): string {
   if (s >= 10) return `${Math.round(s)}s`;
   if (s >= 0.1 || s === 0) return `${Number(s.toFixed(1))}s`;
   return `${Number(s.toFixed(3))}s`;
+}
+
+/** What a retry loop needs from its client: the clock, waits, randomness, the log, the budget. */
+export interface RetryEnvironment {
+  readonly policy: ResolvedRetryPolicy;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly random: () => number;
+  readonly log: (line: string) => void;
+  /** The whole budget, for messages (`the time budget of 120s`). */
+  readonly budgetMs: number;
+}
+
+export interface RetryRequest {
+  /** The operation that errors are reported under. */
+  readonly operation: string;
+  /** e.g. `GET /api-tokens`, for log lines. */
+  readonly label: string;
+  /** Absolute deadline (epoch ms of `now()`). */
+  readonly deadline: number;
+  /** Which retryable errors may be retried (default all); a create never retries an ambiguous one. */
+  readonly mayRetry?: (err: GpuCloudError) => boolean;
+}
+
+/** Runs `attempt` until it succeeds, fails for good, or the deadline leaves no room for another try. */
+export async function retryUntilDeadline<T>(env: RetryEnvironment, request: RetryRequest, attempt: () => Promise<T>): Promise<T> {
+  const { operation, label, deadline } = request;
+  const started = env.now();
+  const max = env.policy.maxAttempts;
+  for (let n = 1; ; n++) {
+    let err: GpuCloudError;
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!(e instanceof GpuCloudError)) throw e;
+      err = e;
+    }
+    const elapsed = env.now() - started;
+    const own = err.operation === operation;
+    const lastError = own ? err.detail : err.message;
+    if (err.code === "DEADLINE" && own) {
+      const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
+      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})`, attempts: n > 1 ? n - 1 : undefined });
+    }
+    if (!err.retryable || (request.mayRetry !== undefined && !request.mayRetry(err))) {
+      throw n > 1 ? err.with({ attempts: n }) : err;
+    }
+    if (n >= max) {
+      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})`, attempts: n });
+    }
+    const delay = err.retryAfterMs ?? backoffDelayMs(n, env.policy, env.random);
+    const remaining = deadline - env.now();
+    if (delay + MIN_ATTEMPT_MS > remaining) {
+      const asked = err.retryAfterMs !== undefined ? `; the server asked to wait ${formatSeconds(err.retryAfterMs)}` : "";
+      throw err.with({
+        operation,
+        kind: "timeout",
+        retryable: false,
+        detail:
+          `gave up after ${formatSeconds(elapsed)} and ${n} attempt${n === 1 ? "" : "s"}: ` +
+          `the time budget of ${formatSeconds(env.budgetMs)} leaves no room for another attempt${asked}; last error: ${lastError}`,
+        attempts: n,
+      });
+    }
+    const from = own ? "" : ` from ${err.operation}`;
+    const of = Number.isFinite(max) ? `/${max}` : "";
+    env.log(`retrying ${label} after ${reasonOf(err)}${from} (attempt ${n + 1}${of}, waiting ${formatSeconds(delay)})`);
+    await env.sleep(delay);
+  }
+}
+
+/** `HTTP 502`, `ECONNRESET`, `a timeout`: the short cause of a failure, for log lines. */
+export function reasonOf(err: GpuCloudError): string {
+  if (err.httpStatus !== undefined && (err.httpStatus < 200 || err.httpStatus >= 300)) return `HTTP ${err.httpStatus}`;
+  if (err.httpStatus !== undefined) return `status false (HTTP ${err.httpStatus})`;
+  if (err.code !== undefined) return err.code === "TIMEOUT" ? "a timeout" : err.code;
+  return err.kind;
 }

@@ -9,6 +9,13 @@
  *   optional field counts as absent.
  * - Required fields that are missing or mistyped fail validation; {@link formatIssues} turns
  *   the issues into `data[0].products[2].price: expected number, received string`.
+ * - Token timestamps (`created_at`, `last_used`) accept any finite number: the spec gives neither
+ *   unit nor epoch, so seconds, milliseconds, nanoseconds and fractions are all legal.
+ * - A token list is checked item by item, and one malformed item fails the whole list with a
+ *   message naming the item (index, id, name) and the field. It is never skipped: a token missing
+ *   from a list could be created a second time.
+ *
+ * This is the only file that imports zod; the rest of the client uses the `decode*` functions.
  */
 import * as z from "zod";
 
@@ -26,6 +33,8 @@ function withDefault<T extends z.ZodType>(schema: T, fallback: NonNullable<z.out
 }
 
 const integer = () => z.number().int();
+/** Unit and epoch not shown by the spec: any finite number (zod's number excludes NaN and ±Infinity). */
+const timestamp = () => z.number();
 
 // ---------------------------------------------------------------------------------------------
 // Envelope (§2.1)
@@ -96,9 +105,9 @@ export const ApiTokenSchema = z.looseObject({
   name: z.string(),
   description: withDefault(z.string(), ""),
   token: z.string(),
-  created_at: integer(),
+  created_at: timestamp(),
   /** Only in list responses; 0 means never used. */
-  last_used: optional(integer()),
+  last_used: optional(timestamp()),
 });
 export type ApiToken = z.infer<typeof ApiTokenSchema>;
 
@@ -144,4 +153,62 @@ export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, max = 3): 
   });
   if (issues.length > max) parts.push(`and ${issues.length - max} more`);
   return parts.join("; ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding (the client's only entry to zod)
+
+export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issues: string };
+
+function decodeWith<S extends z.ZodType, T>(schema: S, pick: (parsed: z.output<S>) => T): (json: unknown) => Decoded<T> {
+  return (json) => {
+    const result = schema.safeParse(json);
+    return result.success ? { ok: true, value: pick(result.data) } : { ok: false, issues: formatIssues(result.error.issues) };
+  };
+}
+
+export const decodeEnvelope = decodeWith(EnvelopeBaseSchema, (r) => r);
+export const decodeLogin = decodeWith(LoginResponseSchema, (r) => r.data);
+export const decodeFlavors = decodeWith(FlavorListResponseSchema, (r) => r.data);
+export const decodeToken = decodeWith(TokenResponseSchema, (r) => r.data);
+
+const TokenListShellSchema = z.looseObject({
+  status: z.boolean(),
+  message: optional(z.string()),
+  data: z.array(z.unknown()),
+  total: integer().nonnegative(),
+});
+
+/**
+ * A page of the token list. Items are checked one by one so that a failure names the item:
+ * `data[3] (id "tok_1", name "ci"): created_at: expected number, received string`.
+ */
+export function decodeTokenList(json: unknown): Decoded<TokenList> {
+  const shell = TokenListShellSchema.safeParse(json);
+  if (!shell.success) return { ok: false, issues: formatIssues(shell.error.issues) };
+  const tokens: ApiToken[] = [];
+  const problems: string[] = [];
+  shell.data.data.forEach((item, index) => {
+    const parsed = ApiTokenSchema.safeParse(item);
+    if (parsed.success) tokens.push(parsed.data);
+    else problems.push(`data[${index}]${describeItem(item)}: ${formatIssues(parsed.error.issues, 2)}`);
+  });
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 3);
+    if (problems.length > 3) shown.push(`and ${problems.length - 3} more malformed items`);
+    return { ok: false, issues: shown.join("; ") };
+  }
+  return { ok: true, value: { tokens, total: shell.data.total } };
+}
+
+/** ` (id "…", name "…")` from whatever of the two an item has, or "". */
+function describeItem(item: unknown): string {
+  if (item === null || typeof item !== "object") return "";
+  const record = item as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of ["id", "name"]) {
+    const value = record[key];
+    if (typeof value === "string" || typeof value === "number") parts.push(`${key} ${JSON.stringify(String(value).slice(0, 60))}`);
+  }
+  return parts.length === 0 ? "" : ` (${parts.join(", ")})`;
 }

@@ -9,6 +9,7 @@ const rate: Check = (v) => isNumber(v) && v >= 0 && v <= 1;
 const nonNegative: Check = (v) => isNumber(v) && v >= 0;
 const nonNegativeInt: Check = (v) => Number.isInteger(v) && (v as number) >= 0;
 const positiveInt: Check = (v) => Number.isInteger(v) && (v as number) >= 1;
+const isBoolean: Check = (v) => typeof v === "boolean";
 
 const RULES: Record<keyof EmulatorFaults, readonly [Check, string]> = {
   latencyMs: [nonNegative, "a number >= 0"],
@@ -18,6 +19,17 @@ const RULES: Record<keyof EmulatorFaults, readonly [Check, string]> = {
   retryAfterSeconds: [nonNegativeInt, "an integer >= 0"],
   dropConnectionRate: [rate, "a number between 0 and 1"],
   loseCreateResponses: [nonNegativeInt, "an integer >= 0"],
+  serverErrorEvery: [positiveInt, "an integer >= 1"],
+  serverErrorStatus: [(v) => Number.isInteger(v) && (v as number) >= 500 && (v as number) <= 599, "an integer from 500 to 599"],
+  errorsAsHttp200: [isBoolean, "true or false"],
+  gatewayTimeoutCreates: [nonNegativeInt, "an integer >= 0"],
+  createCommitDelayMs: [nonNegative, "a number >= 0"],
+  deleteOnListRequest: [positiveInt, "an integer >= 1"],
+  rejectSortParams: [isBoolean, "true or false"],
+  ignoreSortParams: [isBoolean, "true or false"],
+  ignoreLimit: [isBoolean, "true or false"],
+  defaultPageSize: [positiveInt, "an integer >= 1"],
+  maxPageSize: [positiveInt, "an integer >= 1"],
   seed: [isNumber, "a finite number"],
   paths: [(v) => Array.isArray(v) && v.every((p) => typeof p === "string"), "an array of strings"],
 };
@@ -38,7 +50,7 @@ export type FaultAction =
   | { readonly kind: "drop" }
   | { readonly kind: "rate-limit"; readonly retryAfter: number }
   | { readonly kind: "html" }
-  | { readonly kind: "server-error"; readonly status: 500 | 502 | 503 }
+  | { readonly kind: "server-error"; readonly status: number }
   | { readonly kind: "none" };
 
 const SERVER_ERRORS = [500, 502, 503] as const;
@@ -49,6 +61,8 @@ export class FaultState {
   private readonly random: () => number;
   private counted = 0;
   private losesLeft: number;
+  private gatewayTimeoutsLeft: number;
+  private listRequests = 0;
 
   constructor(config: EmulatorFaults) {
     const error = faultsError(config);
@@ -56,6 +70,7 @@ export class FaultState {
     this.config = { ...config, ...(config.paths ? { paths: [...config.paths] } : {}) };
     this.random = prng(config.seed ?? DEFAULT_SEED);
     this.losesLeft = config.loseCreateResponses ?? 0;
+    this.gatewayTimeoutsLeft = config.gatewayTimeoutCreates ?? 0;
   }
 
   /** True when faults apply to a request for `path` (`/_emulator/` never reaches here). */
@@ -69,9 +84,10 @@ export class FaultState {
   }
 
   /**
-   * Decides the fate of one request to which faults apply. Order: rate limit (deterministic
-   * count), then dropped connection, HTML 502, JSON 5xx, each drawn from the PRNG only when its
-   * rate is set, so a given seed and configuration always yield the same sequence.
+   * Decides the fate of one request to which faults apply. Order: rate limit and every-Nth 5xx
+   * (deterministic counts), then dropped connection, HTML 502, JSON 5xx, each drawn from the
+   * PRNG only when its rate is set, so a given seed and configuration always yield the same
+   * sequence.
    */
   next(): FaultAction {
     const c = this.config;
@@ -79,12 +95,32 @@ export class FaultState {
     if (c.rateLimitEvery && this.counted % c.rateLimitEvery === 0) {
       return { kind: "rate-limit", retryAfter: c.retryAfterSeconds ?? 1 };
     }
+    if (c.serverErrorEvery && this.counted % c.serverErrorEvery === 0) {
+      return { kind: "server-error", status: c.serverErrorStatus ?? 502 };
+    }
     if (c.dropConnectionRate && this.random() < c.dropConnectionRate) return { kind: "drop" };
     if (c.htmlErrorRate && this.random() < c.htmlErrorRate) return { kind: "html" };
     if (c.serverErrorRate && this.random() < c.serverErrorRate) {
       return { kind: "server-error", status: SERVER_ERRORS[Math.floor(this.random() * SERVER_ERRORS.length)] };
     }
     return { kind: "none" };
+  }
+
+  /** Consumes one 504-then-commit-later create, if any are left. */
+  takeGatewayTimeoutCreate(): boolean {
+    if (this.gatewayTimeoutsLeft <= 0) return false;
+    this.gatewayTimeoutsLeft -= 1;
+    return true;
+  }
+
+  get createCommitDelayMs(): number {
+    return this.config.createCommitDelayMs ?? 3000;
+  }
+
+  /** Counts a list request that reached the API; true when it is the one to delete a token before. */
+  takeListDeletion(): boolean {
+    this.listRequests += 1;
+    return this.config.deleteOnListRequest === this.listRequests;
   }
 
   /** Consumes one lost create response, if any are left. */

@@ -42,6 +42,11 @@
  *   region groups left without products are omitted; prices are plain numbers per hour.
  * - Paths are matched exactly (no trailing-slash variants); `GET`/`DELETE /api-tokens/{id}` are 405.
  * - Rate limits and maximum token count: none, unless injected as faults.
+ * - Faults (see EmulatorFaults; set at start, by setFaults or POST /_emulator/faults, which
+ *   replace them wholesale and restart their counters): latency, a 5xx share or every Nth
+ *   request, HTML 502 pages, 429 with Retry-After, dropped connections, lost create responses,
+ *   creates answered 504 that commit later, errors sent as HTTP 200 with `status: false`, a
+ *   token deleted during a walk, sort parameters refused or ignored, limit ignored, page sizes.
  *
  * Control surface (NOT part of the API; a test tool without authentication, so keep the
  * emulator on loopback): `GET /_emulator/state`, `POST /_emulator/faults`,
@@ -79,6 +84,7 @@ const SERVER_ERROR_MESSAGES: Record<number, string> = {
   500: "internal server error",
   502: "bad gateway",
   503: "service temporarily unavailable",
+  504: "gateway timeout",
 };
 
 const DEFAULT_USERS: readonly EmulatorUser[] = [
@@ -355,7 +361,7 @@ class Emulator {
     url: URL,
     match: { route: Route; param?: string } | undefined,
     body: Body,
-  ): { reply: Reply; created?: boolean } {
+  ): { reply: Reply; created?: StoredToken } {
     try {
       if (!match) throw new HttpError(404, `no route for ${method} ${url.pathname}`);
       const { route, param } = match;
@@ -373,7 +379,7 @@ class Emulator {
         case "GET /api-tokens":
           return { reply: this.listTokens(url.searchParams) };
         case "POST /api-tokens":
-          return { reply: this.create(parseJsonObject(body.text)), created: true };
+          return this.create(parseJsonObject(body.text));
         default: // PUT /api-tokens/{id}, the only route left
           return { reply: this.update(param ?? "", parseJsonObject(body.text)) };
       }
@@ -448,12 +454,33 @@ class Emulator {
     return envelope(200, "flavors retrieved", data);
   }
 
-  private create(body: Record<string, unknown>): Reply {
+  private create(body: Record<string, unknown>): { reply: Reply; created: StoredToken } {
     const name = checkName(body.name);
     const description = checkDescription(body.description) ?? "";
     const t = this.createToken(name, description, this.nowSeconds());
     this.stat.tokenWrites += 1;
-    return envelope(200, "API token created", writeView(t));
+    return { reply: envelope(200, "API token created", writeView(t)), created: t };
+  }
+
+  /** Takes a just-created token out of the list until {@link commit} (a backend still working on it). */
+  withhold(token: StoredToken): void {
+    this.store.delete(token.id);
+  }
+
+  /** Makes a withheld token visible, created now. */
+  commit(token: StoredToken): void {
+    token.created_at = Math.max(token.created_at, this.nowSeconds());
+    this.store.set(token.id, token);
+  }
+
+  /** Deletes the oldest token (smallest created_at, then id); returns its id. */
+  deleteOldest(): string | undefined {
+    let oldest: StoredToken | undefined;
+    for (const t of this.store.values()) {
+      if (!oldest || t.created_at < oldest.created_at || (t.created_at === oldest.created_at && t.id < oldest.id)) oldest = t;
+    }
+    if (oldest) this.store.delete(oldest.id);
+    return oldest?.id;
   }
 
   private update(id: string, body: Record<string, unknown>): Reply {
@@ -467,8 +494,20 @@ class Emulator {
     return envelope(200, "API token updated", writeView(stored));
   }
 
-  private listTokens(query: URLSearchParams): Reply {
-    const limit = Math.min(intParam(query, "limit", 1) ?? this.defaultPageSize, this.maxPageSize);
+  private listTokens(params: URLSearchParams): Reply {
+    const query = new URLSearchParams(params); // faults may drop parameters; the log shows what was sent
+    const f = this.faults.config;
+    if (f.rejectSortParams && (query.has("sortField") || query.has("sortOrder"))) {
+      throw new HttpError(400, "unknown query parameter: sortField and sortOrder are not supported");
+    }
+    if (f.ignoreSortParams) {
+      query.delete("sortField");
+      query.delete("sortOrder");
+    }
+    if (f.ignoreLimit) query.delete("limit");
+    const maxPageSize = f.maxPageSize ?? this.maxPageSize;
+    const defaultPageSize = Math.min(f.defaultPageSize ?? this.defaultPageSize, maxPageSize);
+    const limit = Math.min(intParam(query, "limit", 1) ?? defaultPageSize, maxPageSize);
     const offset = intParam(query, "offset", 0) ?? 0;
     const rawField = query.get("sortField") ?? "created_at";
     if (!(SORT_FIELDS as readonly string[]).includes(rawField)) {
@@ -550,6 +589,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const sockets = new Set<Socket>();
   const waits = new Map<NodeJS.Timeout, () => void>();
   let closed: Promise<void> | undefined;
+  let closing = false;
 
   const delay = (ms: number): Promise<void> =>
     new Promise((resolve) => {
@@ -571,6 +611,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       url = new URL("http://emulator.invalid/");
     }
     const path = url.pathname;
+    const isControl = path === "/_emulator" || path.startsWith("/_emulator/");
     const finish = (outcome: Outcome, note = ""): void => {
       const ms = Math.round(performance.now() - started);
       if (outcome === "drop") {
@@ -579,7 +620,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         return;
       }
       if (!res.destroyed && !res.headersSent) {
-        res.writeHead(outcome.status, {
+        res.writeHead(statusAsSent(outcome), {
           ...outcome.headers,
           "content-type": outcome.contentType,
           "content-length": Buffer.byteLength(outcome.body),
@@ -587,11 +628,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         });
         res.end(outcome.body);
       }
-      log?.(`${method} ${logTarget(url)} ${outcome.status} ${ms}ms`);
+      log?.(`${method} ${logTarget(url)} ${outcome.status}${statusAsSent(outcome) !== outcome.status ? " (sent as 200)" : ""}${note} ${ms}ms`);
     };
+    /** With `errorsAsHttp200`, a JSON error envelope goes out as HTTP 200 (`status: false` in the body). */
+    const statusAsSent = (reply: Reply): number =>
+      reply.status >= 400 && reply.contentType.startsWith("application/json") && !isControl && emulator.faults.config.errorsAsHttp200 ? 200 : reply.status;
 
     const body = await readBody(req);
-    if (path === "/_emulator" || path.startsWith("/_emulator/")) {
+    if (isControl) {
       finish(emulator.control(method, path, body));
       return;
     }
@@ -614,13 +658,26 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         case "html":
           return finish({ status: 502, body: HTML_502, contentType: "text/html" });
         case "server-error":
-          return finish(envelope(action.status, SERVER_ERROR_MESSAGES[action.status], null));
+          return finish(envelope(action.status, SERVER_ERROR_MESSAGES[action.status] ?? "server error", null));
         case "none":
           break;
       }
     }
+    if (method === "GET" && match?.route.template === "/api-tokens" && faults.takeListDeletion()) {
+      const deleted = emulator.deleteOldest();
+      if (deleted) log?.(`deleted the oldest API token (id ${deleted}) before answering this list request`);
+    }
     const { reply, created } = emulator.api(req, method, url, match, body);
-    if (created && reply.status === 200 && faulted && faults.takeLostCreate()) {
+    if (created !== undefined && faulted && faults.takeGatewayTimeoutCreate()) {
+      // The gateway gives up; the backend commits the token later.
+      emulator.withhold(created);
+      const commitDelay = faults.createCommitDelayMs;
+      void delay(commitDelay).then(() => {
+        if (!closing) emulator.commit(created);
+      });
+      return finish(envelope(504, SERVER_ERROR_MESSAGES[504]!, null), ` (the token commits in ${commitDelay} ms)`);
+    }
+    if (created !== undefined && faulted && faults.takeLostCreate()) {
       return finish("drop", " after create (response lost)");
     }
     finish(reply);
@@ -656,6 +713,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     url: `http://${urlHost}:${address.port}`,
     port: address.port,
     close(): Promise<void> {
+      closing = true;
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const [timer, wake] of waits) {

@@ -69,6 +69,34 @@ export interface EmulatorFaults {
   readonly dropConnectionRate?: number;
   /** The next N successful `POST /api-tokens` create the token, then destroy the socket before the response. */
   readonly loseCreateResponses?: number;
+  /** Every Nth request (counted since the faults were set, like rateLimitEvery) is answered `serverErrorStatus` with a JSON envelope. */
+  readonly serverErrorEvery?: number;
+  /** HTTP status of `serverErrorEvery` (500 to 599, default 502). */
+  readonly serverErrorStatus?: number;
+  /**
+   * Every error (4xx and 5xx envelopes, injected ones included) is sent with HTTP 200 and
+   * `status: false`, as the spec allows. HTML pages and dropped connections stay as they are.
+   */
+  readonly errorsAsHttp200?: boolean;
+  /**
+   * The next N accepted `POST /api-tokens` are answered 504 (a gateway's timeout) at once, while
+   * the token is committed `createCommitDelayMs` later, as a backend that carries on would.
+   */
+  readonly gatewayTimeoutCreates?: number;
+  /** Delay of the commit after a `gatewayTimeoutCreates` 504, in ms (default 3000). */
+  readonly createCommitDelayMs?: number;
+  /** On the Nth `GET /api-tokens` that reaches the API (counted since set), the oldest token is deleted before answering (once). */
+  readonly deleteOnListRequest?: number;
+  /** `GET /api-tokens` with `sortField` or `sortOrder` is refused with 400. */
+  readonly rejectSortParams?: boolean;
+  /** `sortField` and `sortOrder` are ignored (the default order applies). */
+  readonly ignoreSortParams?: boolean;
+  /** `limit` is ignored (the default page size applies). */
+  readonly ignoreLimit?: boolean;
+  /** Overrides the `defaultPageSize` option while these faults are set. */
+  readonly defaultPageSize?: number;
+  /** Overrides the `maxPageSize` option while these faults are set. */
+  readonly maxPageSize?: number;
   /** Seed of the deterministic PRNG behind the rates (default 1). */
   readonly seed?: number;
   /** When set, faults apply only to requests whose path starts with one of these prefixes. */

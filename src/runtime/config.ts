@@ -12,13 +12,16 @@ export class ConfigError extends Error {
 export interface RuntimeConfig {
   readonly baseUrl: string;
   readonly credentials: Credentials;
-  /** Overall budget of this script run, retries included. */
+  /** Budget of this script run, shared by all its requests, retries and waits included. */
   readonly totalTimeoutMs: number;
   /** How the credentials were given, for the log (never the values). */
   readonly credentialSource: string;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
+/** Bounds of GPUCLOUD_TIMEOUT_SECONDS: one second to one day (well inside what Node's timers accept). */
+export const MIN_TIMEOUT_SECONDS = 1;
+export const MAX_TIMEOUT_SECONDS = 86_400;
 
 const CREDENTIALS_HELP =
   `set ${CredentialEnv.API_TOKEN}, or ${CredentialEnv.USERNAME} with ${CredentialEnv.PASSWORD} ` +
@@ -47,8 +50,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string): Ru
 
   const timeoutText = nonEmpty(env[CredentialEnv.TIMEOUT_SECONDS]);
   const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
-    throw new ConfigError(`${CredentialEnv.TIMEOUT_SECONDS} must be a positive number of seconds, got "${timeoutText}"`);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+    throw new ConfigError(
+      `${CredentialEnv.TIMEOUT_SECONDS} must be a number of seconds from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS} ` +
+        `(the budget of one script run), got "${String(timeoutText).slice(0, 40)}"`,
+    );
   }
 
   return {

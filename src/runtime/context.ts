@@ -11,6 +11,22 @@ export interface RuntimeContext {
 }
 
 /**
+ * The end of a run's budget (GPUCLOUD_TIMEOUT_SECONDS), fixed when the run first connects and
+ * shared by every client of that run (one per base URL), so that the budget bounds the whole
+ * run and not each operation. One context is one run.
+ */
+const runDeadlines = new WeakMap<RuntimeContext, number>();
+
+export function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = Date.now): number {
+  let deadline = runDeadlines.get(ctx);
+  if (deadline === undefined) {
+    deadline = now() + budgetMs;
+    runDeadlines.set(ctx, deadline);
+  }
+  return deadline;
+}
+
+/**
  * A client configured from the environment. Progress lines of the client (login, retries) go
  * to the same output as the command's own.
  */
@@ -21,6 +37,7 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string): GpuCloud
     baseUrl: config.baseUrl,
     credentials: config.credentials,
     totalTimeoutMs: config.totalTimeoutMs,
+    deadline: runDeadline(ctx, config.totalTimeoutMs),
     requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
     connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
     logger: (line: string) => ctx.out.info(line),

@@ -345,7 +345,7 @@ describe("responses", () => {
       res.writeHead(502, { "content-type": "text/html" });
       res.end(html);
     });
-    const { client, logs } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
+    const { client, logs } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, retry: { maxAttempts: 5 } });
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("server");
     expect(e.httpStatus).toBe(502);
@@ -384,7 +384,46 @@ describe("retries", () => {
     expect(server.requests).toHaveLength(3);
     // full jitter: random 0.5 × min(8000, 250 × 2^(n-1))
     expect(sleeps).toEqual([125, 250]);
-    expect(logs[0]).toBe("retrying GET /flavors after HTTP 503 (attempt 2/5, waiting 0.1s)");
+    expect(logs[0]).toBe("retrying GET /flavors after HTTP 503 (attempt 2, waiting 0.1s)");
+  });
+
+  it("retries a login refused with status false when the message says the server failed", async () => {
+    let n = 0;
+    const fake = await api({
+      intercept: (req, res) => {
+        if (req.path === "/authenticate/login" && ++n === 1) {
+          sendJson(res, 200, { status: false, message: "bad gateway", data: null });
+          return true;
+        }
+        return false;
+      },
+    });
+    const { client, logs } = makeClient(fake.url);
+    await client.listFlavors();
+    expect(fake.logins).toBe(1);
+    expect(logs[0]).toMatch(/^retrying GET \/flavors after status false \(HTTP 200\) from log in \(POST \/authenticate\/login\)/);
+  });
+
+  it("retries until the deadline, not a fixed number of attempts", async () => {
+    let n = 0;
+    const server = await stub((_req, res) => (++n <= 10 ? fail(res, 502, "bad gateway") : ok(res, [])));
+    const time = fakeTime();
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, sleep: time.sleep, random: () => 0.999 });
+    expect(await client.listFlavors()).toEqual([]);
+    expect(server.requests).toHaveLength(11); // the old fixed count gave up after 5
+    // capped exponential backoff: 250 ms doubling, at most 8 s (times the jitter)
+    expect(time.sleeps.slice(0, 7)).toEqual([249, 499, 999, 1998, 3996, 7992, 7992]);
+    expect(time.sleeps.reduce((a, b) => a + b, 0)).toBeLessThan(120_000);
+  });
+
+  it("says the budget is used up when a deadline has passed before a request", async () => {
+    const time = fakeTime();
+    const server = await stub((_req, res) => ok(res, []));
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, deadline: time.now() + 20, totalTimeoutMs: 5000 });
+    const e = await caught(client.listFlavors());
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toBe("list flavors (GET /flavors): the time budget of 5s is used up (no time left for GET /flavors)");
+    expect(server.requests).toHaveLength(0);
   });
 
   it("honours Retry-After in seconds and as an HTTP date on 429", async () => {
@@ -441,7 +480,7 @@ describe("retries", () => {
     const { client, logs } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     await client.listFlavors();
     expect(server.requests).toHaveLength(2);
-    expect(logs[0]).toMatch(/^retrying GET \/flavors after (ECONNRESET|UND_ERR_SOCKET) \(attempt 2\/5/);
+    expect(logs[0]).toMatch(/^retrying GET \/flavors after (ECONNRESET|UND_ERR_SOCKET) \(attempt 2,/);
   });
 
   it("gives up on a refused connection after the attempt budget, kind network", async () => {
@@ -544,24 +583,33 @@ describe("create is never blindly retried", () => {
     expect(fake.stub.count("POST", "/api-tokens")).toBe(1);
   });
 
-  it("posts again after a 5xx when the server did not create the token", async () => {
+  it.each([
+    // with random 0.5: each wait × 0.75, and one extra look before the conclusive one
+    [503, "after 1, 2 s and at its end (3 s)", 5, [750, 1500, 750], "3"],
+    [504, "after 1, 2, 4, 8, 8 s and at its end (20 s)", 8, [750, 1500, 3000, 6000, 6000, 2750], "20"],
+  ])("posts again after an HTTP %i when the server did not create the token: settle window %s", async (status, _schedule, gets, waits, window) => {
     let n = 0;
     const fake = await api({
       intercept: (req, res) => {
         if (req.method === "POST" && req.path === "/api-tokens" && ++n === 1) {
-          fail(res, 503, "unavailable");
+          fail(res, status, "unavailable");
           return true;
         }
         return false;
       },
     });
-    const { client, logs } = makeClient(fake.url);
+    const { client, logs, sleeps } = makeClient(fake.url);
     const token = await client.createToken({ name: "ci" });
     expect(token.name).toBe("ci");
     expect(fake.tokens).toHaveLength(1);
     expect(fake.stub.count("POST", "/api-tokens")).toBe(2);
-    expect(fake.stub.count("GET", "/api-tokens")).toBe(1);
-    expect(logs).toContain('no API token named "ci" exists; creating it again');
+    expect(fake.stub.count("GET", "/api-tokens")).toBe(gets);
+    // the last wait runs to the end of the window, less the time the look-ups took
+    expect(sleeps.slice(0, -1)).toEqual(waits.slice(0, -1));
+    expect(sleeps[sleeps.length - 1]).toBeLessThanOrEqual(waits[waits.length - 1]!);
+    expect(sleeps[sleeps.length - 1]).toBeGreaterThan(waits[waits.length - 1]! - 500);
+    // the window as measured, which includes the look-ups' own (real) time
+    expect(logs).toContainEqual(expect.stringMatching(new RegExp(`^no API token named "ci" appeared within ${window}(\\.\\d)?s; creating it again$`)));
   });
 
   it("retries 429 directly, without listing", async () => {
@@ -602,12 +650,15 @@ describe("create is never blindly retried", () => {
         return false;
       },
     });
-    const { client } = makeClient(fake.url, { retry: { maxAttempts: 3 } });
+    const { client } = makeClient(fake.url, { totalTimeoutMs: 30_000 });
     const e = await caught(client.createToken({ name: "ci" }));
     expect(e.outcomeUnknown).toBe(true);
-    expect(e.message).toMatch(/the token "ci" may have been created/);
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toMatch(
+      /^create API token \(POST \/api-tokens\): HTTP 500 from POST \/api-tokens: boom; whether the token "ci" was created could not be established \(list API tokens \(GET \/api-tokens\): gave up after \d+s and \d+ attempts: the time budget of 30s leaves no room for another attempt; .*\)\. The next apply adopts a token of that name if it exists instead of creating another$/,
+    );
     expect(fake.stub.count("POST", "/api-tokens")).toBe(1); // never posted again blindly
-    expect(e.attempts).toBe(3);
+    expect(fake.stub.count("GET", "/api-tokens")).toBeGreaterThan(5); // each look-up retried on its own until the deadline
   });
 
   it("re-logs in during the reconciliation listing if needed", async () => {
@@ -686,17 +737,66 @@ describe("secrets never leak", () => {
 });
 
 describe("pagination over HTTP", () => {
-  it("walks a server that clamps the limit and whose total lies", async () => {
+  it("walks a server that clamps the limit, with overlapping pages", async () => {
     const all = Array.from({ length: 47 }, (_, i) => ({ id: `id-${i}`, name: `n${i}`, token: `value-${i}-xyz`, created_at: i }));
     const server = await stub((req, res) => {
       const limit = Math.min(Number(req.query.get("limit")), 6);
       const offset = Number(req.query.get("offset"));
-      ok(res, all.slice(offset, offset + limit), { total: 1000 });
+      ok(res, all.slice(offset, offset + limit), { total: all.length });
     });
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     const tokens = await listAllTokens(client, { pageSize: 20 });
     expect(tokens.map((t) => t.id)).toEqual(all.map((t) => t.id));
-    expect(server.requests.map((r) => Number(r.query.get("offset")))).toEqual([0, 6, 12, 18, 24, 30, 36, 42, 47]);
+    expect(server.requests.map((r) => Number(r.query.get("offset")))).toEqual([0, 5, 10, 15, 20, 25, 30, 35, 40, 45]);
     expect(server.requests.every((r) => r.query.get("sortField") === "created_at" && r.query.get("sortOrder") === "asc")).toBe(true);
+  });
+
+  it("drops sortField/sortOrder when refused (400 or status false), says so once, and keeps it dropped", async () => {
+    for (const refuse of [(res: Parameters<typeof fail>[0]) => fail(res, 400, "unknown parameter sortField"),
+      (res: Parameters<typeof fail>[0]) => sendJson(res, 200, { status: false, message: "unknown parameter sortField", data: null })]) {
+      const all = Array.from({ length: 12 }, (_, i) => ({ id: `id-${i}`, name: `n${i}`, token: `v-${i}-xyz`, created_at: i }));
+      const server = await stub((req, res) => {
+        if (req.query.has("sortField") || req.query.has("sortOrder")) return refuse(res);
+        const offset = Number(req.query.get("offset"));
+        ok(res, all.slice(offset, offset + Number(req.query.get("limit") ?? 5)), { total: all.length });
+      });
+      const { client, logs } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
+      expect(await listAllTokens(client, { pageSize: 5 })).toHaveLength(12);
+      expect(await listAllTokens(client, { pageSize: 5 })).toHaveLength(12);
+      expect(logs.filter((l) => /refused sortField\/sortOrder/.test(l))).toEqual([
+        expect.stringMatching(/^GET \/api-tokens: the server refused sortField\/sortOrder \((HTTP 400|status false): unknown parameter sortField\); listing in the server's own order from now on$/),
+      ]);
+      // one refused request in all; every other request without the sort parameters
+      expect(server.requests.filter((r) => r.query.has("sortField"))).toHaveLength(1);
+      expect(server.requests).toHaveLength(1 + 3 + 3);
+    }
+  });
+
+  it("fails a list with one malformed item, naming the item and the field", async () => {
+    const server = await stub((_req, res) =>
+      ok(res, [
+        { id: "a", name: "ok", token: "v1", created_at: 1.5 },
+        { id: "tok_2", name: "ci", token: "v2", created_at: "yesterday" },
+      ], { total: 2 }),
+    );
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
+    const e = await caught(listAllTokens(client));
+    expect(e.kind).toBe("protocol");
+    expect(e.message).toBe(
+      'list API tokens (GET /api-tokens): invalid response from GET /api-tokens: data[1] (id "tok_2", name "ci"): created_at: expected number, received string',
+    );
+  });
+
+  it("accepts fractional, millisecond and nanosecond timestamps", async () => {
+    const server = await stub((_req, res) =>
+      ok(res, [
+        { id: "a", name: "s", token: "v1", created_at: 1_700_000_000.25, last_used: 0 },
+        { id: "b", name: "ms", token: "v2", created_at: 1_700_000_000_123, last_used: 1_700_000_000_999.5 },
+        { id: "c", name: "ns", token: "v3", created_at: 1.7e18, last_used: 1.7e18 },
+      ], { total: 3 }),
+    );
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
+    const tokens = await listAllTokens(client);
+    expect(tokens.map((t) => t.created_at)).toEqual([1_700_000_000.25, 1_700_000_000_123, 1.7e18]);
   });
 });

@@ -136,10 +136,10 @@ describe("faults", () => {
 
   it("5xx on creates: reconciled by listing, then posted again (the emulator did not create)", async () => {
     const emu = await emulator({ faults: { serverErrorRate: 0.5, seed: 2, paths: ["/api-tokens"] } });
-    const { client, logs } = connect(emu, { retry: { maxAttempts: 12 } });
+    const { client, logs } = connect(emu);
     for (let i = 0; i < 6; i++) await client.createToken({ name: `c-${i}` });
     expect(logs.some((l) => /^checking whether API token "c-\d" was created despite HTTP 50[023]$/.test(l))).toBe(true);
-    expect(logs.some((l) => /^no API token named "c-\d" exists; creating it again$/.test(l))).toBe(true);
+    expect(logs.some((l) => /^no API token named "c-\d" appeared within 3(\.\d)?s; creating it again$/.test(l))).toBe(true);
     expect(emu.tokens().map((t) => t.name).sort()).toEqual(["c-0", "c-1", "c-2", "c-3", "c-4", "c-5"]);
   });
 
@@ -159,7 +159,7 @@ describe("faults", () => {
     for (let i = 0; i < 4; i++) await client.listFlavors();
     expect(sleeps.length).toBeGreaterThan(0);
     expect(sleeps.every((ms) => ms === 2000)).toBe(true);
-    expect(logs.some((l) => /after HTTP 429 \(attempt 2\/5, waiting 2s\)/.test(l))).toBe(true);
+    expect(logs.some((l) => /after HTTP 429 \(attempt 2, waiting 2s\)/.test(l))).toBe(true);
   });
 
   it("429 whose Retry-After exceeds the time budget fails fast with kind timeout", async () => {

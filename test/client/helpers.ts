@@ -25,14 +25,21 @@ export interface Harness {
   sleeps: number[];
 }
 
-/** A client that records its log lines and its sleeps instead of waiting; closed after the test. */
+/**
+ * A client that records its log lines and its sleeps instead of waiting; closed after the test.
+ * Its clock is real time plus every sleep it skipped, so deadlines and settle windows pass as
+ * if it had waited.
+ */
 export function recordingClient(options: GpuCloudClientOptions): Harness {
   const logs: string[] = [];
   const sleeps: number[] = [];
+  let skipped = 0;
   const client = new GpuCloudClient({
     logger: (line) => logs.push(line),
+    now: () => Date.now() + skipped,
     sleep: async (ms) => {
       sleeps.push(ms);
+      skipped += ms;
     },
     ...options,
   });

@@ -31,6 +31,8 @@ describe("loadConfig", () => {
   test("the time budget comes from GPUCLOUD_TIMEOUT_SECONDS", () => {
     expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234", GPUCLOUD_TIMEOUT_SECONDS: "2.5" }).totalTimeoutMs).toBe(2500);
     expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }).totalTimeoutMs).toBe(120_000);
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234", GPUCLOUD_TIMEOUT_SECONDS: "86400" }).totalTimeoutMs).toBe(86_400_000);
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234", GPUCLOUD_TIMEOUT_SECONDS: "1" }).totalTimeoutMs).toBe(1000);
   });
 
   const failures: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
@@ -41,7 +43,10 @@ describe("loadConfig", () => {
     ["a user without password", { ...BASE, GPUCLOUD_USERNAME: "a" }, /set GPUCLOUD_PASSWORD or GPUCLOUD_PASSWORD_MD5/],
     ["both password forms", { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD: "p", GPUCLOUD_PASSWORD_MD5: "5f4dcc3b5aa765d61d8327deb882cf99" }, /only one of/],
     ["a malformed md5", { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD_MD5: "not-a-hash-value" }, /32 hexadecimal/],
-    ["a bad timeout", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "soon" }, /GPUCLOUD_TIMEOUT_SECONDS must be a positive number/],
+    ["a bad timeout", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "soon" }, /GPUCLOUD_TIMEOUT_SECONDS must be a number of seconds from 1 to 86400 \(the budget of one script run\), got "soon"/],
+    ["a timeout below 1 s", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "0.5" }, /from 1 to 86400.*got "0\.5"/],
+    ["a timeout that would overflow Node's timers", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "2147470" }, /from 1 to 86400.*got "2147470"/],
+    ["a timeout above a day", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "86401" }, /from 1 to 86400/],
   ];
   test.each(failures)("rejects %s with a message naming the variables", (_label, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -1,0 +1,141 @@
+/**
+ * Authentication (spec §5): the headers of each request, the login behind them, and a new
+ * login when the access token is about to expire or is rejected.
+ *
+ * - API-token credentials: `Authorization: Bearer <token>`, no login, a rejection is final.
+ * - Password credentials: one shared login in flight; the session is renewed a bit before the
+ *   JWT's `exp` (the spec shows no refresh endpoint), and a request whose access token is
+ *   rejected logs in again and is sent once more (a rejected request was not processed, so
+ *   this is safe for a create too).
+ */
+import { jwtTimes } from "./credentials";
+import type { ResolvedCredentials } from "./credentials";
+import { GpuCloudError } from "./errors";
+import type { Redactor } from "./redact";
+import { decodeLogin } from "./schemas";
+import type { LoginData } from "./schemas";
+import type { HttpCall, HttpTransport } from "./transport";
+
+/** Access token lifetime per spec §5, assumed when the token's `exp` can't be read. */
+export const SPEC_ACCESS_TOKEN_LIFETIME_MS = 30 * 60_000;
+/** Log in again when less than this remains of the access token (at most half its lifetime). */
+export const ACCESS_TOKEN_RENEW_MARGIN_MS = 60_000;
+export const LOGIN_OPERATION = "log in (POST /authenticate/login)";
+
+export interface Session {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+  readonly username: string;
+  readonly email?: string;
+  /** When to log in again (epoch ms of the client's clock). */
+  readonly renewAt: number;
+}
+
+export class SessionManager {
+  private session: Session | undefined;
+  private loginInFlight: Promise<Session> | undefined;
+
+  constructor(
+    private readonly creds: ResolvedCredentials,
+    private readonly transport: HttpTransport,
+    private readonly redactor: Redactor,
+    private readonly now: () => number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  get kind(): "password" | "api-token" {
+    return this.creds.kind;
+  }
+
+  /** Forgets the session (on close). */
+  clear(): void {
+    this.session = undefined;
+  }
+
+  /** Sends `call` with authentication; logs in again once if the access token is rejected. */
+  async send<T>(call: HttpCall<T>, deadline: number): Promise<T> {
+    const first = await this.headers(deadline);
+    try {
+      return await this.transport.exchange(call, first.headers, deadline);
+    } catch (e) {
+      if (!(e instanceof GpuCloudError) || e.kind !== "auth" || first.session === undefined) throw e;
+      this.log(`access token rejected by ${call.method} ${call.path} (${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}); logging in again`);
+      if (this.session === first.session) this.session = undefined;
+    }
+    const second = await this.headers(deadline);
+    try {
+      return await this.transport.exchange(call, second.headers, deadline);
+    } catch (e) {
+      if (e instanceof GpuCloudError && e.kind === "auth") throw e.with({ detail: `${e.detail} (even after logging in again)` });
+      throw e;
+    }
+  }
+
+  /** The current session, or a new one (one login in flight, shared by all callers). */
+  ensure(deadline: number): Promise<Session> {
+    const current = this.session;
+    if (current !== undefined && this.now() < current.renewAt) return Promise.resolve(current);
+    if (this.loginInFlight === undefined) {
+      if (current !== undefined) {
+        this.session = undefined;
+        this.log(`access token of ${current.username} is about to expire; logging in again`);
+      }
+      this.loginInFlight = this.login(deadline).finally(() => {
+        this.loginInFlight = undefined;
+      });
+    }
+    return this.loginInFlight;
+  }
+
+  /** The message of an authentication failure, naming the credential form (never its value). */
+  authDetail(call: HttpCall<unknown>, how: string, serverMessage: string | undefined): string {
+    const said = serverMessage !== undefined ? `: ${serverMessage}` : "";
+    if (call.isLogin) {
+      const who = this.creds.kind === "password" ? ` as ${this.creds.username}` : "";
+      return `login${who} failed (${how})${said}`;
+    }
+    if (this.creds.kind === "api-token") return `the API token was rejected (${how})${said}`;
+    return `the access token was rejected (${how})${said}`;
+  }
+
+  private async headers(deadline: number): Promise<{ headers: Record<string, string>; session?: Session }> {
+    if (this.creds.kind === "api-token") return { headers: { authorization: `Bearer ${this.creds.apiToken}` } };
+    const session = await this.ensure(deadline);
+    return { headers: { authorization: `Bearer ${session.accessToken}`, "refresh-token": session.refreshToken }, session };
+  }
+
+  private async login(deadline: number): Promise<Session> {
+    if (this.creds.kind !== "password") throw new Error("unreachable: login without password credentials");
+    const username = this.creds.username;
+    const call: HttpCall<LoginData> = {
+      operation: LOGIN_OPERATION,
+      method: "POST",
+      path: "/authenticate/login",
+      body: { username, password: this.creds.passwordMd5 },
+      isLogin: true,
+      decode: decodeLogin,
+    };
+    const data = await this.transport.exchange(call, {}, deadline);
+    this.redactor.add(data.access_token);
+    this.redactor.add(data.refresh_token);
+    const session: Session = {
+      accessToken: data.access_token,
+      refreshToken: data.refresh_token,
+      username: data.username || username,
+      email: data.email,
+      renewAt: renewTime(data.access_token, this.now()),
+    };
+    if (!this.transport.isClosed) this.session = session;
+    this.log(`logged in as ${session.username}`);
+    return session;
+  }
+}
+
+/** When to log in again: `ACCESS_TOKEN_RENEW_MARGIN_MS` (at most half the lifetime) before the access token expires. */
+function renewTime(accessToken: string, now: number): number {
+  const { expMs, iatMs } = jwtTimes(accessToken);
+  // Prefer exp - iat (immune to clock skew between client and server), then exp - now.
+  let lifetime = expMs !== undefined ? expMs - (iatMs ?? now) : SPEC_ACCESS_TOKEN_LIFETIME_MS;
+  if (!(lifetime > 0)) lifetime = SPEC_ACCESS_TOKEN_LIFETIME_MS;
+  return now + lifetime - Math.min(ACCESS_TOKEN_RENEW_MARGIN_MS, lifetime / 2);
+}
