@@ -15,8 +15,11 @@
  *    a gateway answered 504 for while the backend carried on is found when it commits.
  *    Each look-up is one request (the newest page: `sortField=created_at&sortOrder=desc&limit=10`,
  *    or the first page in the server's own order when it does not sort); the last look-up of the
- *    window is conclusive (a full walk, unless that page already held the whole list), preceded
- *    by 0 to 2 extra looks at random.
+ *    window is conclusive (a full walk, unless that page already held the whole list). It is
+ *    followed by 0 to 2 probes at random: one request each, sent once and never retried, whose
+ *    failure is ignored. Every retried request ends on a success, so without them the POST would
+ *    always be the request right after a success, and a server (or a balancer with one bad
+ *    backend) failing exactly every k-th request would fail every re-POST.
  * 3. Found: adopted. Not found at the end of the window: one more POST, and the same again if
  *    that one is ambiguous too.
  * 4. When the look-ups cannot finish within the budget, the create fails, saying that the token
@@ -50,6 +53,8 @@ export interface CreateEnvironment {
   readonly post: () => Promise<ApiToken>;
   /** The token of that name, or undefined. `conclusive`: absent means absent (else a cheap look that may miss it). */
   readonly find: (conclusive: boolean) => Promise<ApiToken | undefined>;
+  /** One cheap look sent once, never retried; undefined when it fails or misses the token. */
+  readonly probe: () => Promise<ApiToken | undefined>;
 }
 
 export async function createWithoutDuplicate(env: CreateEnvironment): Promise<ApiToken> {
@@ -83,15 +88,14 @@ async function settle(env: CreateEnvironment, unknown: GpuCloudError): Promise<A
     const last = env.now() >= windowEnd;
     let found: ApiToken | undefined;
     try {
-      // 0 to 2 extra cheap looks before the conclusive one: a balancer that sends every k-th
-      // request to a failing backend would otherwise fail every re-POST of a fixed schedule.
-      const extra = last ? Math.floor(Math.min(Math.max(env.random(), 0), 0.999) * 3) : 0;
-      for (let i = 0; i < extra && found === undefined; i++) found = await env.find(false);
-      if (found === undefined) found = await env.find(last);
+      found = await env.find(last);
     } catch (e) {
       if (!(e instanceof GpuCloudError)) throw e;
       throw outcomeUnknown(env.name, unknown, e);
     }
+    // 0 to 2 unretried probes between the conclusive look and the next POST (see step 2 above).
+    const probes = last && found === undefined ? Math.floor(Math.min(Math.max(env.random(), 0), 0.999) * 3) : 0;
+    for (let i = 0; i < probes && found === undefined; i++) found = await env.probe();
     if (found !== undefined || last) return found;
     // Jittered (half to all of the nominal delay), so that the number of look-ups per window
     // varies: with a fixed count, a server failing every k-th request can fail every re-POST.

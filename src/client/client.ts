@@ -244,6 +244,14 @@ export class GpuCloudClient {
         if (hit !== undefined || !conclusive || newest.tokens.length >= newest.total) return hit;
         return newestNamed(await this.walk(deadline, {}), name);
       },
+      probe: async () => {
+        try {
+          return newestNamed((await this.session.send(listTokensCall({ limit: NEWEST_PAGE_SIZE, offset: 0 }), deadline)).tokens, name);
+        } catch (e) {
+          if (e instanceof GpuCloudError) return undefined;
+          throw e;
+        }
+      },
     });
   }
 

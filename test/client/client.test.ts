@@ -612,6 +612,24 @@ describe("create is never blindly retried", () => {
     expect(logs).toContainEqual(expect.stringMatching(new RegExp(`^no API token named "ci" appeared within ${window}(\\.\\d)?s; creating it again$`)));
   });
 
+  it("creates exactly one token from a server that fails exactly every 2nd request (the probes shift the POST off the failing slot)", async () => {
+    let n = 0;
+    const fake = await api({
+      intercept: (_req, res) => {
+        if (++n % 2 === 0) {
+          fail(res, 502, "bad gateway");
+          return true;
+        }
+        return false;
+      },
+    });
+    const { client, logs } = makeClient(fake.url, { deadline: Date.now() + 60_000 });
+    const token = await client.createToken({ name: "ci" });
+    expect(token.name).toBe("ci");
+    expect(fake.tokens.filter((t) => t.name === "ci")).toHaveLength(1);
+    expect(logs).toContainEqual(expect.stringMatching(/creating it again$/));
+  });
+
   it("retries 429 directly, without listing", async () => {
     let n = 0;
     const fake = await api({
