@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import path from "node:path";
+import * as path from "node:path";
 import { AssetType, TerraformAsset, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
 import type { RuntimeCommandName } from "../runtime/protocol";
