@@ -17,30 +17,42 @@
  *
  * Why `zod/mini` and lazily built schemas: Terraform starts the runtime script once per read, so
  * loading and building are paid on every plan. The functional API lets the bundle keep only what
- * is used (no method-chaining classes), and each group of schemas (envelope, login, tokens,
- * flavors) is built the first time it decodes something, so a token read never builds the
- * flavor schemas. The classic `zod` entry installed English messages on import; mini does not,
- * so the first schema built installs them unless a locale is already configured.
+ * is used (no method-chaining classes), and each schema is built the first time something is
+ * decoded with it, so a token read never builds the flavor schemas nor those it does not decode
+ * with. The classic `zod` entry installed English messages on import; mini does not, so the first
+ * schema built installs them unless a locale is already configured.
  *
  * This is the only file that imports zod; the rest of the client uses the `decode*` functions.
  */
 import * as z from "zod/mini";
 import { en } from "zod/locales";
 
-/** Builds a value on first call and returns the same value afterwards. */
-function once<T>(build: () => T): () => T {
-  let built: T | undefined;
-  return () => (built ??= build());
-}
-
 /**
  * English issue messages (`expected number, received string`), which the messages of this
  * client quote. Left alone when the program already chose a locale.
  */
-const useEnglishMessages = once(() => {
+let englishChecked = false;
+function useEnglishMessages(): void {
+  if (englishChecked) return;
+  englishChecked = true;
   if (z.config().localeError === undefined) z.config(en());
-  return true;
-});
+}
+
+/**
+ * A schema built on first use (then the same instance every time). Marked free of side effects
+ * so that a bundle drops the schemas it never reaches.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+function lazySchema<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    if (built === undefined) {
+      useEnglishMessages();
+      built = build();
+    }
+    return built;
+  };
+}
 
 /** An optional field (an optional key in the inferred type) where `null` means the same as absent. */
 function optional<T extends z.ZodMiniType>(schema: T) {
@@ -71,36 +83,34 @@ export function envelopeOf<T extends z.ZodMiniType>(data: T) {
   });
 }
 
-const envelopeBaseSchema = once(() => {
-  useEnglishMessages();
-  return z.looseObject({
+/** The part of the envelope common to every response. */
+const envelopeBaseSchema = lazySchema(() =>
+  z.looseObject({
     status: z.boolean(),
     message: optional(z.string()),
-  });
-});
+  }),
+);
 
 // ---------------------------------------------------------------------------------------------
 // Login data (§2.2)
 
 // Only the two tokens are needed to go on; username and email are informational, so a server
 // that leaves them out is tolerated rather than turned into a failed login.
-const loginSchemas = once(() => {
-  useEnglishMessages();
-  const data = z.looseObject({
+const loginDataSchema = lazySchema(() =>
+  z.looseObject({
     username: z.optional(z.string()),
     email: z.optional(z.string()),
     access_token: z.string().check(z.minLength(1)),
     refresh_token: z.string().check(z.minLength(1)),
-  });
-  return { data, response: envelopeOf(data) };
-});
+  }),
+);
+const loginResponseSchema = lazySchema(() => envelopeOf(loginDataSchema()));
 
 // ---------------------------------------------------------------------------------------------
 // Flavors (§2.3, §2.4)
 
-const flavorSchemas = once(() => {
-  useEnglishMessages();
-  const flavor = z.looseObject({
+const flavorSchema = lazySchema(() =>
+  z.looseObject({
     id: z.string(),
     name: z.string(),
     region_name: z.string(),
@@ -115,20 +125,21 @@ const flavorSchemas = once(() => {
     stock_available: optional(z.boolean()),
     bandwidth: optional(z.string()),
     cycle: withDefault(z.string(), "hourly"),
-  });
-  const regionGroup = z.looseObject({
+  }),
+);
+const flavorRegionGroupSchema = lazySchema(() =>
+  z.looseObject({
     region: z.string(),
-    products: z.array(flavor),
-  });
-  return { flavor, regionGroup, listResponse: envelopeOf(z.array(regionGroup)) };
-});
+    products: z.array(flavorSchema()),
+  }),
+);
+const flavorListResponseSchema = lazySchema(() => envelopeOf(z.array(flavorRegionGroupSchema())));
 
 // ---------------------------------------------------------------------------------------------
 // API tokens (§2.5)
 
-const tokenSchemas = once(() => {
-  useEnglishMessages();
-  const token = z.looseObject({
+const apiTokenSchema = lazySchema(() =>
+  z.looseObject({
     id: z.string(),
     name: z.string(),
     description: withDefault(z.string(), ""),
@@ -136,58 +147,56 @@ const tokenSchemas = once(() => {
     created_at: timestamp(),
     /** Only in list responses; 0 means never used. */
     last_used: optional(timestamp()),
-  });
-  return {
-    token,
-    response: envelopeOf(token),
-    listResponse: z.looseObject({
-      status: z.boolean(),
-      message: optional(z.string()),
-      data: z.array(token),
-      total: count(),
-    }),
-    /** One page of the token list. */
-    list: z.object({
-      tokens: z.array(token),
-      total: count(),
-    }),
-    /** The list response with its items unchecked, for {@link decodeTokenList}. */
-    listShell: z.looseObject({
-      status: z.boolean(),
-      message: optional(z.string()),
-      data: z.array(z.unknown()),
-      total: count(),
-    }),
-  };
-});
+  }),
+);
+const tokenResponseSchema = lazySchema(() => envelopeOf(apiTokenSchema()));
+const tokenListResponseSchema = lazySchema(() =>
+  z.looseObject({
+    status: z.boolean(),
+    message: optional(z.string()),
+    data: z.array(apiTokenSchema()),
+    total: count(),
+  }),
+);
+/** One page of the token list. */
+const tokenListSchema = lazySchema(() =>
+  z.object({
+    tokens: z.array(apiTokenSchema()),
+    total: count(),
+  }),
+);
+/** The list response with its items unchecked, for {@link decodeTokenList}. */
+const tokenListShellSchema = lazySchema(() =>
+  z.looseObject({
+    status: z.boolean(),
+    message: optional(z.string()),
+    data: z.array(z.unknown()),
+    total: count(),
+  }),
+);
 
 // ---------------------------------------------------------------------------------------------
 // The schemas as values, for programs that validate with them directly (`.parse`, `.safeParse`).
-// Each is a call marked pure so that a bundle which does not use it (the runtime script) drops
-// the call and builds the group only when a `decode*` function first needs it.
-
-/** Calls `get`: a plain call that a bundler may drop when its result is unused. */
-function built<T>(get: () => T): T {
-  return get();
-}
+// Each is a call marked pure, so a bundle that does not use it (the runtime script) drops the
+// call and builds the schema only when a `decode*` function first needs it.
 
 export const EnvelopeBaseSchema = /* @__PURE__ */ envelopeBaseSchema();
-export const LoginDataSchema = /* @__PURE__ */ built(() => loginSchemas().data);
-export const LoginResponseSchema = /* @__PURE__ */ built(() => loginSchemas().response);
-export const FlavorSchema = /* @__PURE__ */ built(() => flavorSchemas().flavor);
-export const FlavorRegionGroupSchema = /* @__PURE__ */ built(() => flavorSchemas().regionGroup);
-export const FlavorListResponseSchema = /* @__PURE__ */ built(() => flavorSchemas().listResponse);
-export const ApiTokenSchema = /* @__PURE__ */ built(() => tokenSchemas().token);
-export const TokenResponseSchema = /* @__PURE__ */ built(() => tokenSchemas().response);
-export const TokenListResponseSchema = /* @__PURE__ */ built(() => tokenSchemas().listResponse);
-export const TokenListSchema = /* @__PURE__ */ built(() => tokenSchemas().list);
+export const LoginDataSchema = /* @__PURE__ */ loginDataSchema();
+export const LoginResponseSchema = /* @__PURE__ */ loginResponseSchema();
+export const FlavorSchema = /* @__PURE__ */ flavorSchema();
+export const FlavorRegionGroupSchema = /* @__PURE__ */ flavorRegionGroupSchema();
+export const FlavorListResponseSchema = /* @__PURE__ */ flavorListResponseSchema();
+export const ApiTokenSchema = /* @__PURE__ */ apiTokenSchema();
+export const TokenResponseSchema = /* @__PURE__ */ tokenResponseSchema();
+export const TokenListResponseSchema = /* @__PURE__ */ tokenListResponseSchema();
+export const TokenListSchema = /* @__PURE__ */ tokenListSchema();
 
 export type EnvelopeBase = z.infer<ReturnType<typeof envelopeBaseSchema>>;
-export type LoginData = z.infer<ReturnType<typeof loginSchemas>["data"]>;
-export type Flavor = z.infer<ReturnType<typeof flavorSchemas>["flavor"]>;
-export type FlavorRegionGroup = z.infer<ReturnType<typeof flavorSchemas>["regionGroup"]>;
-export type ApiToken = z.infer<ReturnType<typeof tokenSchemas>["token"]>;
-export type TokenList = z.infer<ReturnType<typeof tokenSchemas>["list"]>;
+export type LoginData = z.infer<ReturnType<typeof loginDataSchema>>;
+export type Flavor = z.infer<ReturnType<typeof flavorSchema>>;
+export type FlavorRegionGroup = z.infer<ReturnType<typeof flavorRegionGroupSchema>>;
+export type ApiToken = z.infer<ReturnType<typeof apiTokenSchema>>;
+export type TokenList = z.infer<ReturnType<typeof tokenListSchema>>;
 
 // ---------------------------------------------------------------------------------------------
 // Issue formatting
@@ -221,7 +230,7 @@ export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, max = 3): 
 
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issues: string };
 
-/** A decoder that builds its schema (and those it shares a group with) on first use. */
+/** A decoder that builds its schema on first use. */
 function decodeWith<S extends z.ZodMiniType, T>(schema: () => S, pick: (parsed: z.output<S>) => T): (json: unknown) => Decoded<T> {
   return (json) => {
     const result = z.safeParse(schema(), json);
@@ -230,22 +239,21 @@ function decodeWith<S extends z.ZodMiniType, T>(schema: () => S, pick: (parsed: 
 }
 
 export const decodeEnvelope = decodeWith(envelopeBaseSchema, (r) => r);
-export const decodeLogin = decodeWith(() => loginSchemas().response, (r) => r.data);
-export const decodeFlavors = decodeWith(() => flavorSchemas().listResponse, (r) => r.data);
-export const decodeToken = decodeWith(() => tokenSchemas().response, (r) => r.data);
+export const decodeLogin = decodeWith(loginResponseSchema, (r) => r.data);
+export const decodeFlavors = decodeWith(flavorListResponseSchema, (r) => r.data);
+export const decodeToken = decodeWith(tokenResponseSchema, (r) => r.data);
 
 /**
  * A page of the token list. Items are checked one by one so that a failure names the item:
  * `data[3] (id "tok_1", name "ci"): created_at: expected number, received string`.
  */
 export function decodeTokenList(json: unknown): Decoded<TokenList> {
-  const schemas = tokenSchemas();
-  const shell = z.safeParse(schemas.listShell, json);
+  const shell = z.safeParse(tokenListShellSchema(), json);
   if (!shell.success) return { ok: false, issues: formatIssues(shell.error.issues) };
   const tokens: ApiToken[] = [];
   const problems: string[] = [];
   shell.data.data.forEach((item, index) => {
-    const parsed = z.safeParse(schemas.token, item);
+    const parsed = z.safeParse(apiTokenSchema(), item);
     if (parsed.success) tokens.push(parsed.data);
     else problems.push(`data[${index}]${describeItem(item)}: ${formatIssues(parsed.error.issues, 2)}`);
   });
