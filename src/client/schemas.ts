@@ -15,39 +15,67 @@
  *   message naming the item (index, id, name) and the field. It is never skipped: a token missing
  *   from a list could be created a second time.
  *
+ * Why `zod/mini` and lazily built schemas: Terraform starts the runtime script once per read, so
+ * loading and building are paid on every plan. The functional API lets the bundle keep only what
+ * is used (no method-chaining classes), and each schema is built the first time something is
+ * decoded with it, so a token read never builds the flavor schemas nor those it does not decode
+ * with. The classic `zod` entry installed English messages on import; mini does not, so the first
+ * schema built installs them unless a locale is already configured.
+ *
  * This is the only file that imports zod; the rest of the client uses the `decode*` functions.
  */
-import * as z from "zod";
+import * as z from "zod/mini";
+import { en } from "zod/locales";
+
+/**
+ * English issue messages (`expected number, received string`), which the messages of this
+ * client quote. Left alone when the program already chose a locale.
+ */
+let englishChecked = false;
+function useEnglishMessages(): void {
+  if (englishChecked) return;
+  englishChecked = true;
+  if (z.config().localeError === undefined) z.config(en());
+}
+
+/**
+ * A schema built on first use (then the same instance every time). Marked free of side effects
+ * so that a bundle drops the schemas it never reaches.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+function lazySchema<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    if (built === undefined) {
+      useEnglishMessages();
+      built = build();
+    }
+    return built;
+  };
+}
 
 /** An optional field (an optional key in the inferred type) where `null` means the same as absent. */
-function optional<T extends z.ZodType>(schema: T) {
-  return schema
-    .nullish()
-    .transform((v) => (v === null ? undefined : v))
-    .optional();
+function optional<T extends z.ZodMiniType>(schema: T) {
+  return z.optional(z.pipe(z.nullish(schema), z.transform((v: z.output<T> | null | undefined) => (v === null ? undefined : v))));
 }
 
 /** An optional field with a default for absent and `null` (a required key in the inferred type). */
-function withDefault<T extends z.ZodType>(schema: T, fallback: NonNullable<z.output<T>>) {
-  return schema.nullish().transform((v) => v ?? fallback);
+function withDefault<T extends z.ZodMiniType>(schema: T, fallback: NonNullable<z.output<T>>) {
+  return z.pipe(z.nullish(schema), z.transform((v: z.output<T> | null | undefined) => v ?? fallback));
 }
 
-const integer = () => z.number().int();
+/** A safe integer (zod's `int`: no fractions, no values beyond ±2^53-1). */
+const integer = () => z.int();
 /** Unit and epoch not shown by the spec: any finite number (zod's number excludes NaN and ±Infinity). */
 const timestamp = () => z.number();
+/** A count: a safe integer, at least 0. */
+const count = () => z.int().check(z.nonnegative());
 
 // ---------------------------------------------------------------------------------------------
 // Envelope (§2.1)
 
-/** The part of the envelope common to every response. */
-export const EnvelopeBaseSchema = z.looseObject({
-  status: z.boolean(),
-  message: optional(z.string()),
-});
-export type EnvelopeBase = z.infer<typeof EnvelopeBaseSchema>;
-
 /** The envelope around a given `data` schema. */
-export function envelopeOf<T extends z.ZodType>(data: T) {
+export function envelopeOf<T extends z.ZodMiniType>(data: T) {
   return z.looseObject({
     status: z.boolean(),
     message: optional(z.string()),
@@ -55,78 +83,120 @@ export function envelopeOf<T extends z.ZodType>(data: T) {
   });
 }
 
+/** The part of the envelope common to every response. */
+const envelopeBaseSchema = lazySchema(() =>
+  z.looseObject({
+    status: z.boolean(),
+    message: optional(z.string()),
+  }),
+);
+
 // ---------------------------------------------------------------------------------------------
 // Login data (§2.2)
 
 // Only the two tokens are needed to go on; username and email are informational, so a server
 // that leaves them out is tolerated rather than turned into a failed login.
-export const LoginDataSchema = z.looseObject({
-  username: z.string().optional(),
-  email: z.string().optional(),
-  access_token: z.string().min(1),
-  refresh_token: z.string().min(1),
-});
-export type LoginData = z.infer<typeof LoginDataSchema>;
+const loginDataSchema = lazySchema(() =>
+  z.looseObject({
+    username: z.optional(z.string()),
+    email: z.optional(z.string()),
+    access_token: z.string().check(z.minLength(1)),
+    refresh_token: z.string().check(z.minLength(1)),
+  }),
+);
+const loginResponseSchema = lazySchema(() => envelopeOf(loginDataSchema()));
 
 // ---------------------------------------------------------------------------------------------
 // Flavors (§2.3, §2.4)
 
-export const FlavorSchema = z.looseObject({
-  id: z.string(),
-  name: z.string(),
-  region_name: z.string(),
-  region_id: z.string(),
-  price: z.number(),
-  cpu: integer(),
-  disk: integer(),
-  ephemeral: optional(integer()),
-  ram: integer(),
-  gpu: z.string(),
-  gpu_count: integer(),
-  stock_available: optional(z.boolean()),
-  bandwidth: optional(z.string()),
-  cycle: withDefault(z.string(), "hourly"),
-});
-export type Flavor = z.infer<typeof FlavorSchema>;
-
-export const FlavorRegionGroupSchema = z.looseObject({
-  region: z.string(),
-  products: z.array(FlavorSchema),
-});
-export type FlavorRegionGroup = z.infer<typeof FlavorRegionGroupSchema>;
-
-export const FlavorListResponseSchema = envelopeOf(z.array(FlavorRegionGroupSchema));
+const flavorSchema = lazySchema(() =>
+  z.looseObject({
+    id: z.string(),
+    name: z.string(),
+    region_name: z.string(),
+    region_id: z.string(),
+    price: z.number(),
+    cpu: integer(),
+    disk: integer(),
+    ephemeral: optional(integer()),
+    ram: integer(),
+    gpu: z.string(),
+    gpu_count: integer(),
+    stock_available: optional(z.boolean()),
+    bandwidth: optional(z.string()),
+    cycle: withDefault(z.string(), "hourly"),
+  }),
+);
+const flavorRegionGroupSchema = lazySchema(() =>
+  z.looseObject({
+    region: z.string(),
+    products: z.array(flavorSchema()),
+  }),
+);
+const flavorListResponseSchema = lazySchema(() => envelopeOf(z.array(flavorRegionGroupSchema())));
 
 // ---------------------------------------------------------------------------------------------
 // API tokens (§2.5)
 
-export const ApiTokenSchema = z.looseObject({
-  id: z.string(),
-  name: z.string(),
-  description: withDefault(z.string(), ""),
-  token: z.string(),
-  created_at: timestamp(),
-  /** Only in list responses; 0 means never used. */
-  last_used: optional(timestamp()),
-});
-export type ApiToken = z.infer<typeof ApiTokenSchema>;
-
-export const TokenListResponseSchema = z.looseObject({
-  status: z.boolean(),
-  message: optional(z.string()),
-  data: z.array(ApiTokenSchema),
-  total: integer().nonnegative(),
-});
-
+const apiTokenSchema = lazySchema(() =>
+  z.looseObject({
+    id: z.string(),
+    name: z.string(),
+    description: withDefault(z.string(), ""),
+    token: z.string(),
+    created_at: timestamp(),
+    /** Only in list responses; 0 means never used. */
+    last_used: optional(timestamp()),
+  }),
+);
+const tokenResponseSchema = lazySchema(() => envelopeOf(apiTokenSchema()));
+const tokenListResponseSchema = lazySchema(() =>
+  z.looseObject({
+    status: z.boolean(),
+    message: optional(z.string()),
+    data: z.array(apiTokenSchema()),
+    total: count(),
+  }),
+);
 /** One page of the token list. */
-export const TokenListSchema = z.object({
-  tokens: z.array(ApiTokenSchema),
-  total: integer().nonnegative(),
-});
-export type TokenList = z.infer<typeof TokenListSchema>;
+const tokenListSchema = lazySchema(() =>
+  z.object({
+    tokens: z.array(apiTokenSchema()),
+    total: count(),
+  }),
+);
+/** The list response with its items unchecked, for {@link decodeTokenList}. */
+const tokenListShellSchema = lazySchema(() =>
+  z.looseObject({
+    status: z.boolean(),
+    message: optional(z.string()),
+    data: z.array(z.unknown()),
+    total: count(),
+  }),
+);
 
-export const LoginResponseSchema = envelopeOf(LoginDataSchema);
-export const TokenResponseSchema = envelopeOf(ApiTokenSchema);
+// ---------------------------------------------------------------------------------------------
+// The schemas as values, for programs that validate with them directly (`.parse`, `.safeParse`).
+// Each is a call marked pure, so a bundle that does not use it (the runtime script) drops the
+// call and builds the schema only when a `decode*` function first needs it.
+
+export const EnvelopeBaseSchema = /* @__PURE__ */ envelopeBaseSchema();
+export const LoginDataSchema = /* @__PURE__ */ loginDataSchema();
+export const LoginResponseSchema = /* @__PURE__ */ loginResponseSchema();
+export const FlavorSchema = /* @__PURE__ */ flavorSchema();
+export const FlavorRegionGroupSchema = /* @__PURE__ */ flavorRegionGroupSchema();
+export const FlavorListResponseSchema = /* @__PURE__ */ flavorListResponseSchema();
+export const ApiTokenSchema = /* @__PURE__ */ apiTokenSchema();
+export const TokenResponseSchema = /* @__PURE__ */ tokenResponseSchema();
+export const TokenListResponseSchema = /* @__PURE__ */ tokenListResponseSchema();
+export const TokenListSchema = /* @__PURE__ */ tokenListSchema();
+
+export type EnvelopeBase = z.infer<ReturnType<typeof envelopeBaseSchema>>;
+export type LoginData = z.infer<ReturnType<typeof loginDataSchema>>;
+export type Flavor = z.infer<ReturnType<typeof flavorSchema>>;
+export type FlavorRegionGroup = z.infer<ReturnType<typeof flavorRegionGroupSchema>>;
+export type ApiToken = z.infer<ReturnType<typeof apiTokenSchema>>;
+export type TokenList = z.infer<ReturnType<typeof tokenListSchema>>;
 
 // ---------------------------------------------------------------------------------------------
 // Issue formatting
@@ -160,36 +230,30 @@ export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, max = 3): 
 
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issues: string };
 
-function decodeWith<S extends z.ZodType, T>(schema: S, pick: (parsed: z.output<S>) => T): (json: unknown) => Decoded<T> {
+/** A decoder that builds its schema on first use. */
+function decodeWith<S extends z.ZodMiniType, T>(schema: () => S, pick: (parsed: z.output<S>) => T): (json: unknown) => Decoded<T> {
   return (json) => {
-    const result = schema.safeParse(json);
+    const result = z.safeParse(schema(), json);
     return result.success ? { ok: true, value: pick(result.data) } : { ok: false, issues: formatIssues(result.error.issues) };
   };
 }
 
-export const decodeEnvelope = decodeWith(EnvelopeBaseSchema, (r) => r);
-export const decodeLogin = decodeWith(LoginResponseSchema, (r) => r.data);
-export const decodeFlavors = decodeWith(FlavorListResponseSchema, (r) => r.data);
-export const decodeToken = decodeWith(TokenResponseSchema, (r) => r.data);
-
-const TokenListShellSchema = z.looseObject({
-  status: z.boolean(),
-  message: optional(z.string()),
-  data: z.array(z.unknown()),
-  total: integer().nonnegative(),
-});
+export const decodeEnvelope = decodeWith(envelopeBaseSchema, (r) => r);
+export const decodeLogin = decodeWith(loginResponseSchema, (r) => r.data);
+export const decodeFlavors = decodeWith(flavorListResponseSchema, (r) => r.data);
+export const decodeToken = decodeWith(tokenResponseSchema, (r) => r.data);
 
 /**
  * A page of the token list. Items are checked one by one so that a failure names the item:
  * `data[3] (id "tok_1", name "ci"): created_at: expected number, received string`.
  */
 export function decodeTokenList(json: unknown): Decoded<TokenList> {
-  const shell = TokenListShellSchema.safeParse(json);
+  const shell = z.safeParse(tokenListShellSchema(), json);
   if (!shell.success) return { ok: false, issues: formatIssues(shell.error.issues) };
   const tokens: ApiToken[] = [];
   const problems: string[] = [];
   shell.data.data.forEach((item, index) => {
-    const parsed = ApiTokenSchema.safeParse(item);
+    const parsed = z.safeParse(apiTokenSchema(), item);
     if (parsed.success) tokens.push(parsed.data);
     else problems.push(`data[${index}]${describeItem(item)}: ${formatIssues(parsed.error.issues, 2)}`);
   });
