@@ -9,7 +9,7 @@ import {
   writeHandoff,
   type Handoff,
 } from "./handoff";
-import { withNameLock } from "./name-lock";
+import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { CredentialEnv, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
 import { currentRunId } from "./run-scope";
 import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
@@ -59,10 +59,24 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
   };
 }
 
+/** The run's time budget (GPUCLOUD_TIMEOUT_SECONDS; the client checks its range). */
+function runBudgetMs(env: NodeJS.ProcessEnv): number {
+  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 120_000;
+}
+
 /** How long a create half waits for another one holding the same name: its run's time budget. */
 function lockWaitMs(env: NodeJS.ProcessEnv): number {
-  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
-  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 3600) * 1000 : 120_000;
+  return Math.min(runBudgetMs(env), 3600_000);
+}
+
+/**
+ * When a name lock is certainly stale: a holder of the same run (same budget) is killed by its
+ * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
+ * holder. Never less than STALE_LOCK_MS.
+ */
+function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
+  return Math.max(STALE_LOCK_MS, runBudgetMs(env) + 60_000);
 }
 
 function constructLabel(scope: TokenScope): string {
@@ -164,7 +178,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
         ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
       }
       return target.id;
-    }),
+    }, lockStaleAfterMs(ctx.env)),
   );
   writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, at: new Date().toISOString() });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.

@@ -3,8 +3,9 @@
  * so that each rule of the hand-off is tested on its own: which hand-off is followed, which is
  * dropped with a warning, and previousNames.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/runtime/context";
@@ -209,6 +210,36 @@ describe("token provisioner commands", () => {
     const log = await run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "3" } });
     expect(log).toContain('created API token "stale-lock"');
     expect(existsSync(lockFile)).toBe(false);
+  });
+
+  test("a lock of a process of this host that is gone is broken at once (a watchdog exit or Ctrl-C leaves one behind)", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "dead-holder");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+    writeFileSync(lockFile, `${gone}\n${hostname()}\n`);
+    const log = await run(applyToken, { cwd, runId: "15@15", env: { GPUCLOUD_TOKEN_NAME: "dead-holder", GPUCLOUD_TIMEOUT_SECONDS: "2" } });
+    expect(log).toContain('created API token "dead-holder"');
+    expect(log).not.toContain("waiting for another provisioner");
+    expect(existsSync(lockFile)).toBe(false);
+  });
+
+  test("a live holder's lock older than ten minutes is waited for when the run budget is longer (never two creates at once)", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "long-budget");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    writeFileSync(lockFile, `${process.pid}\n${hostname()}\n`);
+    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    utimesSync(lockFile, old, old);
+    // The holder (this process, alive) finishes a moment later.
+    const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
+    try {
+      const log = await run(applyToken, { cwd, runId: "16@16", env: { GPUCLOUD_TOKEN_NAME: "long-budget", GPUCLOUD_TIMEOUT_SECONDS: "1800" } });
+      expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "long-budget"');
+      expect(log).toContain('created API token "long-budget"');
+    } finally {
+      clearTimeout(release);
+    }
   });
 
   test("token-read: one token's attributes by name", async () => {
