@@ -69,6 +69,19 @@ describe("configuration", () => {
     }
   });
 
+  it("never quotes a baseUrl that may hold a credential, even one that does not parse", () => {
+    for (const bad of ["https://u:leak-me-7f3@ho st/", "http://u:leak-me-7f3@[bad"]) {
+      let message = "";
+      try {
+        new GpuCloudClient({ baseUrl: bad, credentials: creds });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/baseUrl/);
+      expect(message).not.toContain("leak-me-7f3");
+    }
+  });
+
   it("validates credentials without echoing them", () => {
     const attempt = (credentials: unknown) => {
       try {
