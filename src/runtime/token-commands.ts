@@ -1,6 +1,7 @@
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
 import {
+  apiDigest,
   readAppliedRecord,
   readHandoff,
   removeAppliedRecord,
@@ -79,6 +80,11 @@ function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
   return Math.max(STALE_LOCK_MS, runBudgetMs(env) + 60_000);
 }
 
+/** The API this provisioner talks to: the construct's baseUrl, else GPUCLOUD_BASE_URL. */
+function apiUrlOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
+  return scope.baseUrl ?? env[CredentialEnv.BASE_URL] ?? "";
+}
+
 function constructLabel(scope: TokenScope): string {
   return scope.path ? `the ApiToken "${scope.path}"` : "the ApiToken";
 }
@@ -92,6 +98,18 @@ function constructLabel(scope: TokenScope): string {
 function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
+  if (handoff.api !== undefined && handoff.api !== apiDigest(apiUrlOf(scope, ctx.env))) {
+    // The API changed with this replacement (baseUrl or GPUCLOUD_BASE_URL): the released token is
+    // on the old API, and a token of its name on this one may be another deployment's.
+    removeHandoff(ctx.cwd, scope.workspace, scope.key);
+    const which = handoff.id ? `"${handoff.name}" (id ${handoff.id})` : `"${handoff.name}"`;
+    ctx.out.warn(
+      `API token ${which} was released on another API address than this one, so it is not taken over: ` +
+        `a token named "${name}" is created or adopted on this API instead, and ${which} stays ACTIVE on the other. ` +
+        `Revoke it there if it is not needed.`,
+    );
+    return undefined;
+  }
   if (handoff.claimedBy === undefined && handoff.runId === runId) {
     // Claimed before anything is written, so that a failure below leaves a record the retry honours.
     const claimed: Handoff = { ...handoff, claimedBy: runId, targetName: name };
@@ -129,7 +147,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   const handoff = takeHandoff(ctx, scope, name, runId);
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
 
-  const apiUrl = scope.baseUrl ?? ctx.env[CredentialEnv.BASE_URL] ?? "";
+  const apiUrl = apiUrlOf(scope, ctx.env);
   const managedId = await withClient(ctx, scope.baseUrl, (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
       const tokens = await allTokens(client, ctx);
@@ -228,7 +246,15 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
     ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
     return;
   }
-  writeHandoff(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, runId, releasedAt: new Date().toISOString() });
+  writeHandoff(ctx.cwd, {
+    key: scope.key,
+    workspace: scope.workspace,
+    id,
+    name,
+    runId,
+    api: apiDigest(apiUrlOf(scope, ctx.env)),
+    releasedAt: new Date().toISOString(),
+  });
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
   ctx.out.warn(
     `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +

@@ -74,6 +74,25 @@ describe("token provisioner commands", () => {
     expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
   });
 
+  test("a hand-off released on another API is not followed there, even in the same run: a token of that name on this API stays as it is", async () => {
+    const other = await startEmulator({ users: [USER] });
+    try {
+      const cwd = folder();
+      const released = other.addToken({ name: "moved-a" });
+      const bystander = emulator.addToken({ name: "moved-a" }); // another deployment's token on this API
+      await run(releaseToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-a", GPUCLOUD_TOKEN_BASE_URL: other.url } });
+      const log = await run(applyToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-b" } });
+      expect(log).toContain(`WARNING: API token "moved-a" (id ${released.id}) was released on another API address`);
+      expect(named("moved-a")).toEqual([expect.objectContaining({ id: bystander.id })]);
+      expect(named("moved-b")).toHaveLength(1);
+      expect(named("moved-b")[0].id).not.toBe(bystander.id);
+      expect(other.tokens().filter((t) => t.name === "moved-a")).toHaveLength(1);
+      expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
   test("a hand-off of another workspace is never seen", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "ws-a" });
