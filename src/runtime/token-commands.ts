@@ -151,9 +151,14 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   const managedId = await withClient(ctx, scope.baseUrl, (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
       const tokens = await allTokens(client, ctx);
+      // By id when the destroy half learnt it: a token gone since is not replaced by another one
+      // that happens to have the old name (another deployment's, perhaps). By name only without an id.
       const handedOver =
-        (handoff?.id !== undefined ? tokens.find((t) => t.id === handoff.id) : undefined) ??
-        (handoff ? pickByName(tokens, handoff.name) : undefined);
+        handoff === undefined
+          ? undefined
+          : handoff.id !== undefined
+            ? tokens.find((t) => t.id === handoff.id)
+            : pickByName(tokens, handoff.name);
       const named = pickByName(tokens, name, ctx.out.warn);
 
       if (handedOver && named && named.id !== handedOver.id) {

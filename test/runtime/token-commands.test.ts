@@ -93,6 +93,21 @@ describe("token provisioner commands", () => {
     }
   });
 
+  test("a hand-off whose token was deleted meanwhile is not followed to another token of the old name", async () => {
+    const cwd = folder();
+    const now = Math.floor(Date.now() / 1000);
+    const released = emulator.addToken({ name: "gone-a", createdAt: now - 100 });
+    const sameName = emulator.addToken({ name: "gone-a", createdAt: now - 50 }); // newer: not the one released
+    await run(releaseToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-a" } });
+    expect(readHandoff(cwd, "default", KEY, () => undefined)?.id).toBe(released.id);
+    emulator.deleteToken(released.id);
+    const log = await run(applyToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-b" } });
+    expect(log).toContain('the API token "gone-a" released by the replaced resource no longer exists; creating a new one');
+    expect(named("gone-a")).toEqual([expect.objectContaining({ id: sameName.id })]);
+    expect(named("gone-b")).toHaveLength(1);
+    expect(named("gone-b")[0].id).not.toBe(sameName.id);
+  });
+
   test("a hand-off of another workspace is never seen", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "ws-a" });
