@@ -325,7 +325,8 @@ function normalizeBaseUrl(value: unknown, fail: (detail: string) => never): stri
   try {
     url = new URL(value.trim());
   } catch {
-    return fail(`baseUrl is not a valid URL: ${JSON.stringify(value.slice(0, 200))}`);
+    // Not quoted when it holds an "@": what precedes it may be a password.
+    return fail(`baseUrl is not a valid URL${value.includes("@") ? "" : `: ${JSON.stringify(value.slice(0, 200))}`}`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return fail(`baseUrl must be http or https, got ${url.protocol}`);
   if (url.username !== "" || url.password !== "") return fail("baseUrl must not contain credentials (user:password@)");

@@ -54,7 +54,7 @@ export class SessionManager {
 
   /** Sends `call` with authentication; logs in again once if the access token is rejected. */
   async send<T>(call: HttpCall<T>, deadline: number): Promise<T> {
-    const first = await this.headers(deadline);
+    const first = await this.headersFor(deadline);
     try {
       return await this.transport.exchange(call, first.headers, deadline);
     } catch (e) {
@@ -62,11 +62,25 @@ export class SessionManager {
       this.log(`access token rejected by ${call.method} ${call.path} (${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}); logging in again`);
       if (this.session === first.session) this.session = undefined;
     }
-    const second = await this.headers(deadline);
+    const second = await this.headersFor(deadline);
     try {
       return await this.transport.exchange(call, second.headers, deadline);
     } catch (e) {
       if (e instanceof GpuCloudError && e.kind === "auth") throw e.with({ detail: `${e.detail} (even after logging in again)` });
+      throw e;
+    }
+  }
+
+  /**
+   * The headers for a request about to be sent. A login that fails here fails before the request
+   * is sent: whatever the login's own outcome, the request cannot have been processed, so a
+   * create is not taken for ambiguous (no settle window, no look-ups) and is retried as usual.
+   */
+  private async headersFor(deadline: number): Promise<{ headers: Record<string, string>; session?: Session }> {
+    try {
+      return await this.headers(deadline);
+    } catch (e) {
+      if (e instanceof GpuCloudError && e.mayHaveBeenProcessed) throw e.with({ mayHaveBeenProcessed: false });
       throw e;
     }
   }

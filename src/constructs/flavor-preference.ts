@@ -8,6 +8,7 @@ import { filterQuery } from "./flavor-query";
 import { ensureExternalProvider } from "./providers";
 import { externalProgram } from "./runtime-script";
 import { checkBaseUrl, isKnown, propError } from "./validation";
+import { terraformLiteral } from "./terraform-literal";
 
 export interface FlavorPreferenceProps {
   /**
@@ -59,7 +60,7 @@ export class FlavorPreference extends Construct {
 
     const query: Record<string, string> = { choice_count: String(choices.length) };
     choices.forEach((choice, i) => Object.assign(query, filterQuery(choice ?? {}, flavorChoicePrefix(i))));
-    if (props.baseUrl !== undefined) query.base_url = props.baseUrl;
+    if (props.baseUrl !== undefined) query.base_url = terraformLiteral(props.baseUrl);
 
     const lookup = new DataExternal(this, "lookup", {
       program: externalProgram(this, RuntimeCommand.FLAVOR_PREFERENCE),

@@ -1,18 +1,19 @@
 import { Fn, Token, type IResolvable } from "cdktf";
 import type { FlavorFilterQuery } from "../runtime/protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
+import { terraformLiteral } from "./terraform-literal";
 import { isKnown } from "./validation";
 
 /**
  * The query of the external data source is map(string). Values known at synth time are written
- * as text; an expression is wrapped so that Terraform converts it (`tostring`, `jsonencode`),
+ * as text (with `${` and `%{` escaped, so Terraform reads them literally); an expression is wrapped so that Terraform converts it (`tostring`, `jsonencode`),
  * and an expression that is null at plan time drops the key, which means "no filter".
  */
 export function filterQuery(props: FlavorFilterProps, prefix = ""): Record<string, string> {
   const query: { -readonly [K in keyof FlavorFilterQuery]: string } = {};
-  if (props.regionId !== undefined) query.region_id = props.regionId;
+  if (props.regionId !== undefined) query.region_id = terraformLiteral(props.regionId);
   if (props.regionIds !== undefined) query.region_ids = listText(props.regionIds);
-  if (props.gpu !== undefined) query.gpu = props.gpu;
+  if (props.gpu !== undefined) query.gpu = terraformLiteral(props.gpu);
   if (props.gpus !== undefined) query.gpus = listText(props.gpus);
   if (props.gpuCount !== undefined) query.gpu_count = scalarText(props.gpuCount);
   if (props.minGpuCount !== undefined) query.min_gpu_count = scalarText(props.minGpuCount);
@@ -32,6 +33,6 @@ export function scalarText(value: number | boolean | IResolvable): string {
 
 /** A list of strings as a JSON array, encoded by Terraform if any part is an expression. */
 function listText(values: string[]): string {
-  if (isKnown(values) && values.every((v) => isKnown(v))) return JSON.stringify(values);
+  if (isKnown(values) && values.every((v) => isKnown(v))) return terraformLiteral(JSON.stringify(values));
   return Token.asString(Fn.jsonencode(values));
 }

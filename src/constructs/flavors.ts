@@ -8,6 +8,7 @@ import { filterQuery, scalarText } from "./flavor-query";
 import { ensureExternalProvider } from "./providers";
 import { externalProgram } from "./runtime-script";
 import { checkBaseUrl } from "./validation";
+import { terraformLiteral } from "./terraform-literal";
 
 export interface FlavorsProps extends FlavorFilterProps {
   /**
@@ -59,7 +60,7 @@ export class Flavors extends Construct {
 
     const query: Record<string, string> = filterQuery(props);
     if (props.allowEmpty !== undefined) query.allow_empty = scalarText(props.allowEmpty);
-    if (props.baseUrl !== undefined) query.base_url = props.baseUrl;
+    if (props.baseUrl !== undefined) query.base_url = terraformLiteral(props.baseUrl);
 
     const lookup = new DataExternal(this, "lookup", {
       program: externalProgram(this, RuntimeCommand.FLAVORS),

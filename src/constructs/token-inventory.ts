@@ -49,6 +49,8 @@ export class TokenInventory extends Construct {
   /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
   private readonly names = new Map<string, string>();
   private readonly previousNames = new Map<string, string>();
+  /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
+  private queryHasComputedValues = false;
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -57,10 +59,14 @@ export class TokenInventory extends Construct {
       query: Lazy.anyValue({ produce: () => ({ ...this.query }) }) as unknown as Record<string, string>,
     });
     const outOfSync = `[for k, v in ${this.resultAddress} : k if endswith(k, ".${InventoryResultField.IN_SYNC}") && v != "true"]`;
+    // Terraform refuses a count unknown at plan ("Invalid count argument"). The inventory's result
+    // is unknown at plan when its query holds a value only known at apply (a name taken from a
+    // resource's attribute): then the read after the writes always has its one instance.
+    const whileOutOfSync = `\${length(${outOfSync}) > 0 ? 1 : 0}`;
     this.afterWrite = new DataExternal(this, "after-write", {
       program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
       query: Lazy.anyValue({ produce: () => ({ ...this.query, [INVENTORY_AFTER_WRITE]: "true" }) }) as unknown as Record<string, string>,
-      count: Token.asNumber(`\${length(${outOfSync}) > 0 ? 1 : 0}`),
+      count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileOutOfSync) })),
     });
     // Filled as tokens are added; cdktf reads it when it synthesizes.
     this.afterWrite.dependsOn = this.writes;
@@ -94,6 +100,10 @@ export class TokenInventory extends Construct {
       if (asName) throw clash("previous name", asName, "the name", previous);
       const asPrevious = this.previousNames.get(previous);
       if (asPrevious) throw clash("previous name", asPrevious, "a previous name", previous);
+    }
+    const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
+    if (computed(entry.name) || computed(entry.description) || computed(entry.baseUrl) || entry.previousNames.some(computed)) {
+      this.queryHasComputedValues = true;
     }
     const path = owner.node.path;
     if (isKnown(entry.name)) this.names.set(entry.name, path);

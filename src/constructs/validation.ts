@@ -22,6 +22,14 @@ export function isKnown(value: unknown): boolean {
   return !Token.isUnresolved(value);
 }
 
+/**
+ * A URL as quoted in a message: not at all when it holds an "@", which may follow a credential
+ * (`https://user:password@host`), even when the text is too malformed to be parsed as a URL.
+ */
+export function quotedUrl(text: string): string {
+  return text.includes("@") ? "a value with an \"@\" (not shown: it may hold a credential)" : `"${text}"`;
+}
+
 /** A non-secret http(s) URL: userinfo would put a credential into cdk.tf.json. */
 export function checkBaseUrl(scope: Construct, kind: string, baseUrl: string | undefined): void {
   if (!isKnown(baseUrl)) return;
@@ -29,10 +37,10 @@ export function checkBaseUrl(scope: Construct, kind: string, baseUrl: string | u
   try {
     url = new URL(baseUrl as string);
   } catch {
-    throw propError(scope, kind, `baseUrl must be an http:// or https:// URL, got "${baseUrl}"`);
+    throw propError(scope, kind, `baseUrl must be an http:// or https:// URL, got ${quotedUrl(baseUrl as string)}`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw propError(scope, kind, `baseUrl must be an http:// or https:// URL, got "${baseUrl}"`);
+    throw propError(scope, kind, `baseUrl must be an http:// or https:// URL, got ${quotedUrl(baseUrl as string)}`);
   }
   if (url.username || url.password) {
     throw propError(

@@ -24,6 +24,11 @@ export interface Handoff {
   readonly name: string;
   /** The run that released it. */
   readonly runId: string;
+  /**
+   * A digest of the API address the token lives on (see {@link apiDigest}): a token of one API is
+   * never handed over on another, where a token of the same name may belong to someone else.
+   */
+  readonly api?: string;
   readonly releasedAt: string;
   /**
    * Set by the create half before it writes to the API: the run that took the token over and
@@ -47,6 +52,15 @@ export interface AppliedRecord {
   readonly id: string;
   readonly name: string;
   readonly at: string;
+}
+
+/**
+ * The API address as a hand-off records it: a digest, so that the file holds nothing from the
+ * address itself; trailing slashes and surrounding spaces do not count.
+ */
+export function apiDigest(apiUrl: string): string {
+  const normalized = apiUrl.trim().replace(/\/+$/, "").toLowerCase();
+  return createHash("sha256").update(normalized).digest("hex").slice(0, 16);
 }
 
 type Kind = "handoff" | "applied";
@@ -105,6 +119,7 @@ export function readHandoff(cwd: string, workspace: string, key: string, warn: (
     typeof raw.runId === "string" &&
     typeof raw.releasedAt === "string" &&
     optionalString(raw.id) &&
+    optionalString(raw.api) &&
     optionalString(raw.claimedBy) &&
     optionalString(raw.targetName);
   if (!ok) {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, openSync, closeSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import { HANDOFF_DIR } from "./protocol";
 
@@ -10,8 +11,42 @@ import { HANDOFF_DIR } from "./protocol";
  * one. Literal names are refused at synth time; this covers the rest within one stack folder.
  */
 
-/** A lock older than this was left by a process that died; it is broken. */
+/**
+ * A lock older than this was left by a process that died; it is broken. Callers whose holders
+ * may live longer (a run budget above ten minutes) pass their own bound: a live holder's lock
+ * must never be broken, or two creates of one name run at once.
+ */
 export const STALE_LOCK_MS = 10 * 60_000;
+
+/** What a lock file says about its holder: `<pid>\n<host>\n`. */
+function lockOwner(): string {
+  return `${process.pid}\n${hostname()}\n`;
+}
+
+/**
+ * True when the lock file names a process of this host that no longer exists (killed by the
+ * watchdog, by Ctrl-C, by a crash): its lock can be broken at once. A file from another host,
+ * or in an older format, is judged by its age alone.
+ */
+function holderIsGone(content: string): boolean {
+  const [pidText, host] = content.split("\n");
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0 || host !== hostname()) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+function readLock(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
 
 /** The lock file for a name on an API, in the hand-off folder. */
 export function nameLockPath(cwd: string, apiUrl: string, name: string): string {
@@ -21,7 +56,10 @@ export function nameLockPath(cwd: string, apiUrl: string, name: string): string 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `fn` holding the lock for `name`; waits at most `waitMs` for another holder. */
+/**
+ * Runs `fn` holding the lock for `name`; waits at most `waitMs` for another holder. A lock is
+ * broken when its holder is known to be gone, or when it is older than `staleAfterMs`.
+ */
 export async function withNameLock<T>(
   cwd: string,
   apiUrl: string,
@@ -29,15 +67,17 @@ export async function withNameLock<T>(
   waitMs: number,
   onWait: (line: string) => void,
   fn: () => Promise<T>,
+  staleAfterMs: number = STALE_LOCK_MS,
 ): Promise<T> {
   const file = nameLockPath(cwd, apiUrl, name);
   mkdirSync(path.dirname(file), { recursive: true });
+  const owner = lockOwner();
   const giveUpAt = Date.now() + waitMs;
   let told = false;
   for (;;) {
     try {
       const fd = openSync(file, "wx", 0o600);
-      writeSync(fd, `${process.pid}\n`);
+      writeSync(fd, owner);
       closeSync(fd);
       break;
     } catch (err) {
@@ -49,8 +89,11 @@ export async function withNameLock<T>(
     } catch {
       continue; // released meanwhile
     }
-    if (age > STALE_LOCK_MS) {
-      rmSync(file, { force: true });
+    const content = readLock(file);
+    if (content === undefined) continue; // released meanwhile
+    if (age > staleAfterMs || holderIsGone(content)) {
+      // Only the file judged stale: another waiter may have broken it and taken a new one meanwhile.
+      if (readLock(file) === content) rmSync(file, { force: true });
       continue;
     }
     if (Date.now() >= giveUpAt) {
@@ -68,6 +111,7 @@ export async function withNameLock<T>(
   try {
     return await fn();
   } finally {
-    rmSync(file, { force: true });
+    // Ours only: a lock broken as stale meanwhile may now be another process's.
+    if (readLock(file) === owner) rmSync(file, { force: true });
   }
 }

@@ -162,8 +162,9 @@ export const IN_SYNC = "true";
 /**
  * Folder (relative to Terraform's working directory) where a destroy-time provisioner leaves
  * the id of the token it let go, for the create-time provisioner of the replacing resource in
- * the same apply (and where a create half leaves a marker for a destroy half that runs after it).
- * Records are scoped to the workspace, the construct and the terraform run (see runtime/handoff.ts).
+ * the same apply, where each create half records the token it applied (read by a later create half
+ * to warn about a token left behind), and where the per-name create locks live. Records are scoped to
+ * the workspace, the construct, the API and the terraform run (see runtime/handoff.ts, name-lock.ts).
  */
 export const HANDOFF_DIR = ".gpucloud-handoff";
 

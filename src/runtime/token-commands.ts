@@ -1,6 +1,7 @@
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
 import {
+  apiDigest,
   readAppliedRecord,
   readHandoff,
   removeAppliedRecord,
@@ -9,7 +10,7 @@ import {
   writeHandoff,
   type Handoff,
 } from "./handoff";
-import { withNameLock } from "./name-lock";
+import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { CredentialEnv, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
 import { currentRunId } from "./run-scope";
 import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
@@ -59,10 +60,29 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
   };
 }
 
+/** The run's time budget (GPUCLOUD_TIMEOUT_SECONDS; the client checks its range). */
+function runBudgetMs(env: NodeJS.ProcessEnv): number {
+  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 120_000;
+}
+
 /** How long a create half waits for another one holding the same name: its run's time budget. */
 function lockWaitMs(env: NodeJS.ProcessEnv): number {
-  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
-  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 3600) * 1000 : 120_000;
+  return Math.min(runBudgetMs(env), 3600_000);
+}
+
+/**
+ * When a name lock is certainly stale: a holder of the same run (same budget) is killed by its
+ * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
+ * holder. Never less than STALE_LOCK_MS.
+ */
+function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
+  return Math.max(STALE_LOCK_MS, runBudgetMs(env) + 60_000);
+}
+
+/** The API this provisioner talks to: the construct's baseUrl, else GPUCLOUD_BASE_URL. */
+function apiUrlOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
+  return scope.baseUrl ?? env[CredentialEnv.BASE_URL] ?? "";
 }
 
 function constructLabel(scope: TokenScope): string {
@@ -78,6 +98,18 @@ function constructLabel(scope: TokenScope): string {
 function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
+  if (handoff.api !== undefined && handoff.api !== apiDigest(apiUrlOf(scope, ctx.env))) {
+    // The API changed with this replacement (baseUrl or GPUCLOUD_BASE_URL): the released token is
+    // on the old API, and a token of its name on this one may be another deployment's.
+    removeHandoff(ctx.cwd, scope.workspace, scope.key);
+    const which = handoff.id ? `"${handoff.name}" (id ${handoff.id})` : `"${handoff.name}"`;
+    ctx.out.warn(
+      `API token ${which} was released on another API address than this one, so it is not taken over: ` +
+        `a token named "${name}" is created or adopted on this API instead, and ${which} stays ACTIVE on the other. ` +
+        `Revoke it there if it is not needed.`,
+    );
+    return undefined;
+  }
   if (handoff.claimedBy === undefined && handoff.runId === runId) {
     // Claimed before anything is written, so that a failure below leaves a record the retry honours.
     const claimed: Handoff = { ...handoff, claimedBy: runId, targetName: name };
@@ -115,13 +147,18 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   const handoff = takeHandoff(ctx, scope, name, runId);
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
 
-  const apiUrl = scope.baseUrl ?? ctx.env[CredentialEnv.BASE_URL] ?? "";
+  const apiUrl = apiUrlOf(scope, ctx.env);
   const managedId = await withClient(ctx, scope.baseUrl, (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
       const tokens = await allTokens(client, ctx);
+      // By id when the destroy half learnt it: a token gone since is not replaced by another one
+      // that happens to have the old name (another deployment's, perhaps). By name only without an id.
       const handedOver =
-        (handoff?.id !== undefined ? tokens.find((t) => t.id === handoff.id) : undefined) ??
-        (handoff ? pickByName(tokens, handoff.name) : undefined);
+        handoff === undefined
+          ? undefined
+          : handoff.id !== undefined
+            ? tokens.find((t) => t.id === handoff.id)
+            : pickByName(tokens, handoff.name);
       const named = pickByName(tokens, name, ctx.out.warn);
 
       if (handedOver && named && named.id !== handedOver.id) {
@@ -164,7 +201,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
         ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
       }
       return target.id;
-    }),
+    }, lockStaleAfterMs(ctx.env)),
   );
   writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, at: new Date().toISOString() });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
@@ -214,7 +251,15 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
     ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
     return;
   }
-  writeHandoff(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, runId, releasedAt: new Date().toISOString() });
+  writeHandoff(ctx.cwd, {
+    key: scope.key,
+    workspace: scope.workspace,
+    id,
+    name,
+    runId,
+    api: apiDigest(apiUrlOf(scope, ctx.env)),
+    releasedAt: new Date().toISOString(),
+  });
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
   ctx.out.warn(
     `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +

@@ -69,6 +69,19 @@ describe("configuration", () => {
     }
   });
 
+  it("never quotes a baseUrl that may hold a credential, even one that does not parse", () => {
+    for (const bad of ["https://u:leak-me-7f3@ho st/", "http://u:leak-me-7f3@[bad"]) {
+      let message = "";
+      try {
+        new GpuCloudClient({ baseUrl: bad, credentials: creds });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/baseUrl/);
+      expect(message).not.toContain("leak-me-7f3");
+    }
+  });
+
   it("validates credentials without echoing them", () => {
     const attempt = (credentials: unknown) => {
       try {
@@ -563,6 +576,38 @@ describe("create is never blindly retried", () => {
     expect(fake.stub.count("POST", "/api-tokens")).toBe(1);
     expect(logs.some((l) => /checking whether API token "ci" was created despite (ECONNRESET|UND_ERR_SOCKET)/.test(l))).toBe(true);
     expect(logs.some((l) => /adopted API token "ci" \(id tok_\d+\)/.test(l))).toBe(true);
+  });
+
+  it("a login that fails while renewing the session before a create is not taken for an ambiguous create", async () => {
+    // The create's POST is rejected (401: not processed), and the login that follows fails once with a 502.
+    // The POST was sent once and rejected; the failed login says nothing about the create: no settle window.
+    let rejectPost = 1;
+    let failLogin = 0;
+    const fake = await api({
+      intercept: (req, res) => {
+        if (req.method === "POST" && req.path === "/api-tokens" && rejectPost > 0) {
+          rejectPost--;
+          failLogin = 1;
+          fail(res, 401, "access token expired");
+          return true;
+        }
+        if (req.method === "POST" && req.path === "/authenticate/login" && failLogin > 0) {
+          failLogin--;
+          fail(res, 502, "bad gateway");
+          return true;
+        }
+        return false;
+      },
+    });
+    const { client, logs } = makeClient(fake.url);
+    await client.login();
+    const token = await client.createToken({ name: "ci" });
+    expect(token.name).toBe("ci");
+    expect(fake.tokens.filter((t) => t.name === "ci")).toHaveLength(1);
+    expect(fake.stub.count("POST", "/api-tokens")).toBe(2);
+    expect(fake.stub.count("GET", "/api-tokens")).toBe(0);
+    expect(logs.some((l) => /checking whether/.test(l))).toBe(false);
+    expect(logs.some((l) => /retrying POST \/api-tokens after HTTP 502 from log in/.test(l))).toBe(true);
   });
 
   it("adopts the newest of several tokens of that name", async () => {

@@ -258,6 +258,9 @@ describe("ApiToken synthesis", () => {
       ["a non-string description", { name: "ci", description: 42 }, /description must be a string/],
       ["a baseUrl with credentials", { name: "ci", baseUrl: "https://u:p@api.example.test" }, /baseUrl must not contain credentials/],
       ["a baseUrl that is not http", { name: "ci", baseUrl: "ftp://api.example.test" }, /baseUrl must be an http/],
+      // A malformed URL with a credential: refused without quoting the credential.
+      ["a baseUrl with a credential and a typo in the scheme", { name: "ci", baseUrl: "htps://u:leak-me-7f3@api.example.test" }, /baseUrl must be an http(?![\s\S]*leak-me-7f3)/],
+      ["a baseUrl with a credential that is not a URL", { name: "ci", baseUrl: "https://u:leak-me-7f3@api example" }, /baseUrl must be an http(?![\s\S]*leak-me-7f3)/],
     ];
     test.each(cases)("%s", (_label, props, message) => {
       expect(() => synth((stack) => new ApiToken(stack, "ci", props))).toThrow(message);

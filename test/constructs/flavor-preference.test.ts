@@ -16,6 +16,11 @@ function lookup(json: any): any {
 }
 
 describe("FlavorPreference synthesis", () => {
+  test("template syntax in literal strings is escaped, so Terraform reads them as written", () => {
+    const data = lookup(synth({ choices: [{ gpu: "g-${a}", regionIds: ["r-%{b}"] }], baseUrl: "http://h.test/${c}" }));
+    expect(data.query).toEqual({ choice_count: "1", choice0_gpu: "g-$${a}", choice0_region_ids: '["r-%%{b}"]', base_url: "http://h.test/$${c}" });
+  });
+
   test("writes each choice's filter under its own prefix, in order, with the count", () => {
     const json = synth({
       choices: [

@@ -16,6 +16,13 @@ function lookup(json: any): any {
 }
 
 describe("Flavors synthesis", () => {
+  test("template syntax in literal strings is escaped, so Terraform reads them as written", () => {
+    const one = lookup(synth({ regionId: "r-${a}", gpu: "g-%{ if b }", baseUrl: "http://h.test/${e}" }));
+    expect(one.query).toEqual({ region_id: "r-$${a}", gpu: "g-%%{ if b }", base_url: "http://h.test/$${e}" });
+    const lists = lookup(synth({ gpus: ["x-${c}"], regionIds: ["y-%{d}"] }));
+    expect(lists.query).toEqual({ region_ids: '["y-%%{d}"]', gpus: '["x-$${c}"]' });
+  });
+
   test("passes every filter prop to the plan-time lookup as a string query", () => {
     const json = synth({
       regionId: "region-1",

@@ -3,8 +3,9 @@
  * so that each rule of the hand-off is tested on its own: which hand-off is followed, which is
  * dropped with a warning, and previousNames.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/runtime/context";
@@ -71,6 +72,40 @@ describe("token provisioner commands", () => {
     expect(named("other-run-b")).toHaveLength(1);
     expect(named("other-run-b")[0].id).not.toBe(old.id);
     expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+  });
+
+  test("a hand-off released on another API is not followed there, even in the same run: a token of that name on this API stays as it is", async () => {
+    const other = await startEmulator({ users: [USER] });
+    try {
+      const cwd = folder();
+      const released = other.addToken({ name: "moved-a" });
+      const bystander = emulator.addToken({ name: "moved-a" }); // another deployment's token on this API
+      await run(releaseToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-a", GPUCLOUD_TOKEN_BASE_URL: other.url } });
+      const log = await run(applyToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-b" } });
+      expect(log).toContain(`WARNING: API token "moved-a" (id ${released.id}) was released on another API address`);
+      expect(named("moved-a")).toEqual([expect.objectContaining({ id: bystander.id })]);
+      expect(named("moved-b")).toHaveLength(1);
+      expect(named("moved-b")[0].id).not.toBe(bystander.id);
+      expect(other.tokens().filter((t) => t.name === "moved-a")).toHaveLength(1);
+      expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("a hand-off whose token was deleted meanwhile is not followed to another token of the old name", async () => {
+    const cwd = folder();
+    const now = Math.floor(Date.now() / 1000);
+    const released = emulator.addToken({ name: "gone-a", createdAt: now - 100 });
+    const sameName = emulator.addToken({ name: "gone-a", createdAt: now - 50 }); // newer: not the one released
+    await run(releaseToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-a" } });
+    expect(readHandoff(cwd, "default", KEY, () => undefined)?.id).toBe(released.id);
+    emulator.deleteToken(released.id);
+    const log = await run(applyToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-b" } });
+    expect(log).toContain('the API token "gone-a" released by the replaced resource no longer exists; creating a new one');
+    expect(named("gone-a")).toEqual([expect.objectContaining({ id: sameName.id })]);
+    expect(named("gone-b")).toHaveLength(1);
+    expect(named("gone-b")[0].id).not.toBe(sameName.id);
   });
 
   test("a hand-off of another workspace is never seen", async () => {
@@ -209,6 +244,36 @@ describe("token provisioner commands", () => {
     const log = await run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "3" } });
     expect(log).toContain('created API token "stale-lock"');
     expect(existsSync(lockFile)).toBe(false);
+  });
+
+  test("a lock of a process of this host that is gone is broken at once (a watchdog exit or Ctrl-C leaves one behind)", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "dead-holder");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+    writeFileSync(lockFile, `${gone}\n${hostname()}\n`);
+    const log = await run(applyToken, { cwd, runId: "15@15", env: { GPUCLOUD_TOKEN_NAME: "dead-holder", GPUCLOUD_TIMEOUT_SECONDS: "2" } });
+    expect(log).toContain('created API token "dead-holder"');
+    expect(log).not.toContain("waiting for another provisioner");
+    expect(existsSync(lockFile)).toBe(false);
+  });
+
+  test("a live holder's lock older than ten minutes is waited for when the run budget is longer (never two creates at once)", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "long-budget");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    writeFileSync(lockFile, `${process.pid}\n${hostname()}\n`);
+    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    utimesSync(lockFile, old, old);
+    // The holder (this process, alive) finishes a moment later.
+    const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
+    try {
+      const log = await run(applyToken, { cwd, runId: "16@16", env: { GPUCLOUD_TOKEN_NAME: "long-budget", GPUCLOUD_TIMEOUT_SECONDS: "1800" } });
+      expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "long-budget"');
+      expect(log).toContain('created API token "long-budget"');
+    } finally {
+      clearTimeout(release);
+    }
   });
 
   test("token-read: one token's attributes by name", async () => {
