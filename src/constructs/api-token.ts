@@ -150,8 +150,11 @@ export class ApiToken extends Construct {
     // In sync: the inventory's value, known at plan time. Being written: the stack's read after
     // the writes. one() of the splat is null while that read has no instance, where [0] would fail.
     const stack = TerraformStack.of(this);
-    this.attribute = (field, wrap) =>
-      ref(`${wrap}(${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${key}.${field}"]))`, stack);
+    // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
+    this.attribute = (field, wrap) => {
+      const value = `${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${key}.${field}"])`;
+      return ref(wrap === "tonumber" ? `tonumber(one(compact([${value}])))` : `${wrap}(${value})`, stack);
+    };
   }
 
   /** The token's id. */

@@ -188,7 +188,7 @@ describe("token provisioner commands", () => {
     expect(quiet).not.toContain("WARNING");
   });
 
-  test("inventory: only the managed tokens; a missing one is an observation at plan time, an error after the write", async () => {
+  test("inventory: only the managed tokens; a missing one is an observation, at plan time and after the writes", async () => {
     const kept = emulator.addToken({ name: "inv-kept", description: "x" });
     const ctx: RuntimeContext = {
       cwd: folder(),
@@ -208,9 +208,10 @@ describe("token provisioner commands", () => {
     });
     expect(Object.keys(result).every((k) => k.startsWith("k1.") || k.startsWith("k2."))).toBe(true);
     expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
-    await expect(tokenInventory(ctx, { ...query, after_write: "true" })).rejects.toThrow(
-      /no API token is named "inv-missing" after the write: it was removed or renamed outside Terraform during this apply/,
-    );
+    // After the writes (or in a refresh-only plan, where this read runs at plan time) a missing token
+    // is reported with empty attributes, not an error: a refresh-only plan must show the drift.
+    const after = await tokenInventory(ctx, { ...query, after_write: "true" });
+    expect(after).toMatchObject({ "k2.id": "", "k2.created_at": "", "k2.in_sync": "false" });
   });
 
   test("two create halves of one folder with the same name (known only at apply) make one token, not two", async () => {

@@ -128,6 +128,10 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
 
   test("a token deleted behind Terraform's back shows in the plan; one apply recreates it", async () => {
     expect(emulator.deleteToken(firstId)).toBe(true);
+    // A drift-detection pipeline's refresh-only plan shows the drift instead of failing.
+    const refreshOnly = await tf.run("plan", ["-refresh-only", "-detailed-exitcode"]);
+    expect(refreshOnly.stderr).not.toContain("Error");
+    expect([0, 2]).toContain(refreshOnly.exitCode);
     const plan = await tf.plan({ detailedExitCode: true, check: true });
     expect(plan.exitCode).toBe(2);
     expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
