@@ -24,7 +24,8 @@ export function terraformLiteral(value: string): string {
   let out = "";
   let last = 0;
   for (const match of value.matchAll(CDKTF_TOKEN)) {
-    out += escapeLiteral(value.slice(last, match.index)) + match[0];
+    // A "$" right before the token's "${" would read as the escape "$${": write it as ${"$"}.
+    out += escapeLiteral(value.slice(last, match.index)).replace(/\$$/, () => '${"$"}') + match[0];
     last = (match.index ?? 0) + match[0].length;
   }
   return out + escapeLiteral(value.slice(last));
