@@ -74,6 +74,12 @@ export function checkTokenName(scope: Construct, kind: string, field: string, va
       `${field} must be 1 to ${max} characters (the API's limit), got ${length}: "${[...value].slice(0, max).join("")}…"`,
     );
   }
+  if (value !== value.trim()) {
+    Annotations.of(scope).addWarning(
+      `${kind} "${scope.node.path}": ${field} ${JSON.stringify(value)} starts or ends with white space; names are matched ` +
+        `exactly, so a server that trims names would store another name (the apply then stops and says so)`,
+    );
+  }
   if (value.length > max) {
     Annotations.of(scope).addWarning(
       `${kind} "${scope.node.path}": ${field} is ${length} characters but ${value.length} UTF-16 units; ` +

@@ -184,6 +184,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
         const created = await client.createToken({ name, description });
         ctx.out.addSecrets([created.token]);
         ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
+        checkStoredName(created, name);
         warnLeftBehind(created.id);
         return created.id;
       }
@@ -197,7 +198,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
         ctx.out.info(`API token "${name}" (id ${target.id}) is up to date; no change`);
       } else {
         // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
-        await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
+        checkStoredName(await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined }), name);
         ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
       }
       return target.id;
@@ -270,4 +271,17 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Names are matched exactly. A server that stores another spelling (trimmed, case-folded) would
+ * make every later apply miss the token and create one more; stop at the first.
+ */
+export function checkStoredName(stored: { readonly id: string; readonly name: string }, wanted: string): void {
+  if (stored.name === wanted) return;
+  throw new Error(
+    `the API stored API token ${stored.id} as ${JSON.stringify(stored.name)}, not the name requested, ${JSON.stringify(wanted)}. ` +
+      `Names are matched exactly, so the next apply would not find it and would create another: ` +
+      `set the ApiToken's name to ${JSON.stringify(stored.name)}`,
+  );
 }

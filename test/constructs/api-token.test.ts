@@ -276,6 +276,8 @@ describe("ApiToken synthesis", () => {
       const warnings = (c: any) => c.node.metadata.filter((m: any) => m.type === "@cdktf/warn").map((m: any) => m.data);
       expect(warnings(wide)).toEqual([expect.stringMatching(/ApiToken "test\/wide": name is 30 characters but 60 UTF-16 units/)]);
       expect(warnings(narrow)).toEqual([]);
+      const padded = new ApiToken(stack, "padded", { name: " ci " });
+      expect(warnings(padded)).toEqual([expect.stringMatching(/ApiToken "test\/padded": name " ci " starts or ends with white space/)]);
     });
 
     test("two ApiTokens of one stack with the same name fail, naming both paths", () => {

@@ -12,7 +12,7 @@ import type { RuntimeContext } from "../../src/runtime/context";
 import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { createOutput, Redactor } from "../../src/runtime/output";
-import { applyToken, readToken, releaseToken } from "../../src/runtime/token-commands";
+import { applyToken, readToken, releaseToken, checkStoredName } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
@@ -291,4 +291,11 @@ describe("token provisioner commands", () => {
   test("blank names are refused by the scripts too", async () => {
     await expect(run(applyToken, { cwd: folder(), runId: "12@12", env: { GPUCLOUD_TOKEN_NAME: "   " } })).rejects.toThrow(/must not be blank/);
   });
+});
+
+test("a name the server stored in another spelling stops the apply, naming both spellings", () => {
+  expect(() => checkStoredName({ id: "tok_1", name: "ci" }, "ci")).not.toThrow();
+  expect(() => checkStoredName({ id: "tok_1", name: "ci" }, " ci")).toThrow(
+    /the API stored API token tok_1 as "ci", not the name requested, " ci"\. Names are matched exactly/,
+  );
 });
