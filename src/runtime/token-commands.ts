@@ -116,7 +116,7 @@ function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId
     writeHandoff(ctx.cwd, claimed);
     return claimed;
   }
-  if (handoff.claimedBy !== undefined && handoff.targetName === name) {
+  if (handoff.claimedBy !== undefined && handoff.targetName === name && claimIsFresh(handoff)) {
     ctx.out.info(`finishing the rename of API token "${handoff.name}" to "${name}" that an earlier run started`);
     return handoff;
   }
@@ -130,6 +130,18 @@ function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId
     );
   }
   return undefined;
+}
+
+/**
+ * How long a claimed hand-off (a rename whose write failed) is finished by a later run. A claim
+ * can outlive its purpose: a tainted resource is destroyed without its destroy-time provisioner,
+ * so nothing removes it, and the old token may meanwhile belong to someone else.
+ */
+export const CLAIMED_HANDOFF_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+
+function claimIsFresh(handoff: Handoff, now: number = Date.now()): boolean {
+  const released = Date.parse(handoff.releasedAt);
+  return Number.isFinite(released) && now - released <= CLAIMED_HANDOFF_MAX_AGE_MS;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { RuntimeContext } from "../../src/runtime/context";
 import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { createOutput, Redactor } from "../../src/runtime/output";
-import { applyToken, readToken, releaseToken, checkStoredName } from "../../src/runtime/token-commands";
+import { applyToken, readToken, releaseToken, checkStoredName, CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
@@ -120,7 +120,7 @@ describe("token provisioner commands", () => {
   test("a claimed hand-off is honoured by a later run for the same name only", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "claimed-a" });
-    const base = { key: KEY, workspace: "default", id: old.id, name: "claimed-a", runId: "1@1", releasedAt: "then", claimedBy: "1@1" };
+    const base = { key: KEY, workspace: "default", id: old.id, name: "claimed-a", runId: "1@1", releasedAt: new Date().toISOString(), claimedBy: "1@1" };
     writeHandoff(cwd, { ...base, targetName: "claimed-other" });
     let log = await run(applyToken, { cwd, runId: "3@3", env: { GPUCLOUD_TOKEN_NAME: "claimed-b" } });
     expect(log).toContain("WARNING");
@@ -130,6 +130,18 @@ describe("token provisioner commands", () => {
     log = await run(applyToken, { cwd, runId: "4@4", env: { GPUCLOUD_TOKEN_NAME: "claimed-c" } });
     expect(log).toContain(`finishing the rename of API token "claimed-a" to "claimed-c"`);
     expect(named("claimed-c")).toEqual([expect.objectContaining({ id: old.id })]);
+  });
+
+  test("a claimed hand-off older than CLAIMED_HANDOFF_MAX_AGE_MS is not followed (a tainted resource may have left it behind)", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "stale-claim-a" });
+    const releasedAt = new Date(Date.now() - CLAIMED_HANDOFF_MAX_AGE_MS - 60_000).toISOString();
+    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "stale-claim-a", runId: "1@1", releasedAt, claimedBy: "1@1", targetName: "stale-claim-b" });
+    const log = await run(applyToken, { cwd, runId: "9@9", env: { GPUCLOUD_TOKEN_NAME: "stale-claim-b" } });
+    expect(log).toContain("WARNING");
+    expect(log).toContain('created API token "stale-claim-b"');
+    expect(named("stale-claim-a")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
   });
 
   test("the create half claims the hand-off before it writes", async () => {
