@@ -12,6 +12,7 @@ import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "computed-bot", password: "computed-password-7d2a" };
 
@@ -36,13 +37,7 @@ describeWithTerraform("ApiToken with a name known only at apply, under real Terr
     app.synth();
     tf = new TerraformRunner(path.join(outdir, "stacks", "computed"), {
       doubles,
-      env: {
-        ...process.env,
-        GPUCLOUD_BASE_URL: emulator.url,
-        GPUCLOUD_USERNAME: USER.username,
-        GPUCLOUD_PASSWORD: USER.password,
-        GPUCLOUD_TIMEOUT_SECONDS: "30",
-      },
+      env: credentialsEnv(emulator, USER),
     });
     await tf.init({ check: true });
   });

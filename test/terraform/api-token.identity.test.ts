@@ -22,6 +22,7 @@ import {
   terraformBinary,
   type ProviderDoubles,
 } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "identity-bot", password: "identity-password-9a7e" };
 
@@ -36,11 +37,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
   let doubles: ProviderDoubles;
 
   const env = (over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-    ...process.env,
-    GPUCLOUD_BASE_URL: emulator.url,
-    GPUCLOUD_USERNAME: USER.username,
-    GPUCLOUD_PASSWORD: USER.password,
-    GPUCLOUD_TIMEOUT_SECONDS: "30",
+    ...credentialsEnv(emulator, USER),
     ...over,
   });
 

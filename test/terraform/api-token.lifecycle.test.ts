@@ -19,6 +19,7 @@ import {
   type PlanJson,
   type ProviderDoubles,
 } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "lifecycle-bot", password: "lifecycle-password-5c1e" };
 
@@ -52,13 +53,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     synth({});
     tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), {
       doubles,
-      env: {
-        ...process.env,
-        GPUCLOUD_BASE_URL: emulator.url,
-        GPUCLOUD_USERNAME: USER.username,
-        GPUCLOUD_PASSWORD: USER.password,
-        GPUCLOUD_TIMEOUT_SECONDS: "30",
-      },
+      env: credentialsEnv(emulator, USER),
     });
     await tf.init({ check: true });
   });

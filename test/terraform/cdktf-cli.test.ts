@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { describeWithTerraform, ensureProviderDoublesBuilt, repoRoot, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const CDKTF_CLI_VERSION = "0.21.0";
 const USER = { username: "cli-bot", password: "cli-password-93ab" };
@@ -102,13 +103,7 @@ describeWithTerraform("cdktf-cli deploy of the example against the emulator", ()
     mkdirSync(stackDir, { recursive: true }); // the doubles session's working directory
     tf = new TerraformRunner(stackDir, {
       doubles,
-      env: {
-        ...process.env,
-        GPUCLOUD_BASE_URL: emulator.url,
-        GPUCLOUD_USERNAME: USER.username,
-        GPUCLOUD_PASSWORD: USER.password,
-        GPUCLOUD_TIMEOUT_SECONDS: "30",
-      },
+      env: credentialsEnv(emulator, USER),
     });
   }, 330_000);
   afterAll(async () => {

@@ -17,6 +17,7 @@ import {
   TerraformRunner,
   type ProviderDoubles,
 } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "cdktn-bot", password: "cdktn-password-7d2f" };
 const NAME = "ci-cdktn";
@@ -45,13 +46,7 @@ describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
 
     tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), {
       doubles,
-      env: {
-        ...process.env,
-        GPUCLOUD_BASE_URL: emulator.url,
-        GPUCLOUD_USERNAME: USER.username,
-        GPUCLOUD_PASSWORD: USER.password,
-        GPUCLOUD_TIMEOUT_SECONDS: "30",
-      },
+      env: credentialsEnv(emulator, USER),
     });
     await tf.init({ check: true });
   });

@@ -20,6 +20,7 @@ import {
   TerraformRunner,
   type ProviderDoubles,
 } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "pipeline", password: "pipeline-password-90ad" };
 
@@ -32,12 +33,7 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     ensureProviderDoublesBuilt();
     emulator = await startEmulator({ users: [USER] });
     doubles = await startProviderDoubles();
-    credentials = {
-      GPUCLOUD_BASE_URL: emulator.url,
-      GPUCLOUD_USERNAME: USER.username,
-      GPUCLOUD_PASSWORD: USER.password,
-      GPUCLOUD_TIMEOUT_SECONDS: "20",
-    };
+    credentials = credentialsEnv(emulator, USER, 20);
   });
   afterAll(async () => {
     await doubles?.stop();

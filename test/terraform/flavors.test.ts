@@ -18,6 +18,7 @@ import {
   TerraformRunner,
   type ProviderDoubles,
 } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "flavors", password: "flavors-password-5d1c" };
 
@@ -30,12 +31,7 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
     ensureProviderDoublesBuilt();
     emulator = await startEmulator({ users: [USER] });
     doubles = await startProviderDoubles();
-    credentials = {
-      GPUCLOUD_BASE_URL: emulator.url,
-      GPUCLOUD_USERNAME: USER.username,
-      GPUCLOUD_PASSWORD: USER.password,
-      GPUCLOUD_TIMEOUT_SECONDS: "20",
-    };
+    credentials = credentialsEnv(emulator, USER, 20);
   });
   afterAll(async () => {
     await doubles?.stop();
