@@ -10,10 +10,13 @@
 // import (found by following relative imports). The /client, /emulator and /cdktn subpaths are
 // Node-only (or a second flavour of the same API) and not meant for jsii.
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import cachedInstallModule from "./cached-install.cjs";
+
+const { cachedInstall } = cachedInstallModule;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const keep = process.argv.includes("--keep");
@@ -24,23 +27,18 @@ const jsiiRange = `~${tsVersion.split(".").slice(0, 2).join(".")}.0`;
 
 function jsiiBinary() {
   if (process.env.JSII_BIN) return process.env.JSII_BIN;
-  const dir = path.join(root, "node_modules", ".cache", `jsii-${jsiiRange.slice(1)}`);
-  const bin = path.join(dir, "node_modules", ".bin", "jsii");
-  if (existsSync(bin)) return bin;
-  const tmp = `${dir}.${process.pid}.tmp`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  writeFileSync(path.join(tmp, "package.json"), '{ "private": true }\n');
-  const started = Date.now();
-  const res = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", `jsii@${jsiiRange}`], { cwd: tmp, encoding: "utf8" });
-  if (res.status !== 0) {
-    rmSync(tmp, { recursive: true, force: true });
-    console.error(`jsii-check: installing jsii@${jsiiRange} failed (${res.error?.message ?? `exit ${res.status}`}); set JSII_BIN\n${res.stderr}`);
+  try {
+    return cachedInstall({
+      root,
+      folder: `jsii-${jsiiRange.slice(1)}`,
+      spec: `jsii@${jsiiRange}`,
+      bin: "jsii",
+      onInstalled: (seconds) => console.log(`jsii-check: installed jsii@${jsiiRange} in ${seconds.toFixed(1)} s`),
+    });
+  } catch (e) {
+    console.error(`jsii-check: ${e.message.split("\n")[0]}; set JSII_BIN\n${e.message.split("\n").slice(1).join("\n")}`);
     process.exit(2);
   }
-  renameSync(tmp, dir);
-  console.log(`jsii-check: installed jsii@${jsiiRange} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return bin;
 }
 
 // The sources the main entry reaches (relative imports, followed transitively).

@@ -7,13 +7,14 @@
  * section): the first run installs it into node_modules/.cache/cdktf-cli-<version> (about 25 s
  * from the npm registry), later runs reuse it. CDKTF_CLI_BIN=<path to cdktf> uses a given one.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { describeWithTerraform, ensureProviderDoublesBuilt, repoRoot, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
+const { cachedInstall } = require("../../scripts/cached-install.cjs");
 
 const CDKTF_CLI_VERSION = "0.21.0";
 const USER = { username: "cli-bot", password: "cli-password-93ab" };
@@ -22,26 +23,14 @@ const STACK = "gpu-ci";
 /** The cdktf binary: $CDKTF_CLI_BIN, or cdktf-cli installed (once) under node_modules/.cache. */
 function cdktfCli(): string {
   if (process.env.CDKTF_CLI_BIN) return process.env.CDKTF_CLI_BIN;
-  const dir = path.join(repoRoot(), "node_modules", ".cache", `cdktf-cli-${CDKTF_CLI_VERSION}`);
-  const bin = path.join(dir, "node_modules", ".bin", "cdktf");
-  if (existsSync(bin)) return bin;
-  const tmp = `${dir}.${process.pid}.tmp`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  writeFileSync(path.join(tmp, "package.json"), '{ "private": true }\n');
-  const started = Date.now();
-  const res = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", `cdktf-cli@${CDKTF_CLI_VERSION}`], {
-    cwd: tmp,
-    encoding: "utf8",
-    timeout: 300_000,
+  return cachedInstall({
+    root: repoRoot(),
+    folder: `cdktf-cli-${CDKTF_CLI_VERSION}`,
+    spec: `cdktf-cli@${CDKTF_CLI_VERSION}`,
+    bin: "cdktf",
+    onInstalled: (seconds: number, dir: string) =>
+      console.log(`cdktf-cli@${CDKTF_CLI_VERSION} installed into ${path.relative(repoRoot(), dir)} in ${seconds.toFixed(1)} s`),
   });
-  if (res.status !== 0) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`installing cdktf-cli@${CDKTF_CLI_VERSION} failed (${res.error?.message ?? `exit ${res.status}`}); set CDKTF_CLI_BIN to use an installed one\n${res.stderr}`);
-  }
-  renameSync(tmp, dir);
-  console.log(`cdktf-cli@${CDKTF_CLI_VERSION} installed into ${path.relative(repoRoot(), dir)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return bin;
 }
 
 interface CliResult {
