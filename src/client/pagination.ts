@@ -178,6 +178,11 @@ async function walkOnce(
   let offset = 0;
   let total: number | undefined;
   let previousLast: ApiToken | undefined;
+  // While every page came in ascending creation order, as asked, a token created during the walk
+  // lands after what was read, so a total that grows is followed rather than walked again (an
+  // apply's own parallel creates would otherwise force re-walks). A shift is still caught by the
+  // overlap; pages of a single token, which cannot overlap, still need a stable total.
+  let ascending = env.plan.ordered && wanted.sortField === "created_at" && wanted.sortOrder === "asc";
   for (let page = 1; ; page++) {
     if (page > maxPages) {
       throw new GpuCloudError({
@@ -188,11 +193,13 @@ async function walkOnce(
     }
     const { tokens, total: pageTotal } = await env.plan.fetch(env.fetchPage, { ...wanted, offset }, env.log);
     env.plan.noticeOrder(tokens, env.plan.sendSort ? wanted.sortField : undefined, wanted.sortOrder, env.log);
-    if (total === undefined) total = pageTotal;
-    else if (pageTotal !== total) return { changed: `the total changed from ${total} to ${pageTotal}` };
     if (previousLast !== undefined && tokens[0]?.id !== previousLast.id) {
       return { changed: `the page at offset ${offset} does not start with the last token of the previous page` };
     }
+    ascending &&= env.plan.ordered && isOrdered(tokens, "created_at", "asc");
+    if (total === undefined) total = pageTotal;
+    else if (pageTotal > total && ascending && previousLast !== undefined) total = pageTotal;
+    else if (pageTotal !== total) return { changed: `the total changed from ${total} to ${pageTotal}` };
     for (const token of tokens) seen.set(token.id, token);
     const end = offset + tokens.length;
     if (end >= total) break;

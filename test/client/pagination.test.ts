@@ -72,6 +72,40 @@ describe("listAllTokens", () => {
     expect(shifting.calls.map((c) => c.offset)).toEqual([0, 9, 0, 9, 18, 27]);
   });
 
+  it("follows a total that grows while the pages come in ascending creation order (tokens created during the walk land at the end)", async () => {
+    const all = tokens(25);
+    let call = 0;
+    const growing = {
+      calls: [] as ListTokensParams[],
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        growing.calls.push(p);
+        if (++call === 2) all.push({ ...tokens(1, "new")[0]!, created_at: 5000 }); // another process's create
+        const offset = p.offset ?? 0;
+        return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
+      },
+    };
+    const result = await listAllTokens(growing, { pageSize: 10 });
+    expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
+    expect(growing.calls.map((c) => c.offset)).toEqual([0, 9, 18]); // one walk, no re-walk
+  });
+
+  it("walks again when a total grows but the pages are not in ascending creation order", async () => {
+    const all = tokens(25).reverse();
+    let call = 0;
+    const growing = {
+      calls: [] as ListTokensParams[],
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        growing.calls.push(p);
+        if (++call === 2) all.push({ ...tokens(1, "new")[0]!, created_at: 5000 });
+        const offset = p.offset ?? 0;
+        return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
+      },
+    };
+    const result = await listAllTokens(growing, { pageSize: 10 });
+    expect(result).toHaveLength(26);
+    expect(growing.calls.map((c) => c.offset)).toEqual([0, 9, 0, 9, 18]);
+  });
+
   it("walks again when the list shifts with a stable total (one deleted, one added)", async () => {
     const all = tokens(20);
     let call = 0;
