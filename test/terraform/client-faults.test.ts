@@ -3,13 +3,11 @@
  * headline cases of issue 7 that a single client test cannot show, because Terraform runs the
  * scripts of several resources in parallel processes that share the server's failures.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { App, LocalBackend, TerraformStack } from "cdktf";
 import { ApiToken } from "../../src";
 import { startEmulator, type EmulatorFaults, type RunningEmulator } from "../../src/emulator";
 import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import { synthesizedStack } from "../support/stacks";
+import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "pipeline", password: "pipeline-password-7c1e" };
 
@@ -30,21 +28,12 @@ describeWithTerraform("real Terraform under faults: converge in one apply, never
     const emu = await startEmulator({ users: [USER], maxPageSize: 50 });
     emulators.push(emu);
     for (let i = 0; i < existing; i++) emu.addToken({ name: `old-${i}`, createdAt: 1_700_000_000 + i });
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-faults-"));
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    for (const name of names) new ApiToken(stack, name, { name, description: `token ${name}` });
-    app.synth();
-    const env = {
-      ...process.env,
-      GPUCLOUD_BASE_URL: emu.url,
-      GPUCLOUD_USERNAME: USER.username,
-      GPUCLOUD_PASSWORD: USER.password,
-      GPUCLOUD_TIMEOUT_SECONDS: "60",
-    };
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "s"), { doubles, env });
-    await tf.init({ check: true });
+    const tf = await synthesizedStack(
+      (stack) => {
+        for (const name of names) new ApiToken(stack, name, { name, description: `token ${name}` });
+      },
+      { doubles, env: credentialsEnv(emu, USER, 60), prefix: "gpucloud-faults-" },
+    );
     emu.setFaults(faults);
     return { emu, tf };
   }

@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { App, TerraformOutput, TerraformStack } from "cdktf";
 import { GpuCiStack } from "../../examples/main";
 import { Flavors, type FlavorsProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
@@ -21,6 +21,7 @@ import {
   type ProviderDoubles,
 } from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
+import { synthesizedStack } from "../support/stacks";
 
 const USER = { username: "pipeline", password: "pipeline-password-90ad" };
 
@@ -40,21 +41,10 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     await emulator?.close();
   });
 
-  /** Synthesizes a fresh stack folder and returns a runner for it (initialized). */
-  async function stackWith(
-    build: (stack: TerraformStack) => void,
-    env: NodeJS.ProcessEnv = credentials,
-  ): Promise<TerraformRunner> {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-tf-"));
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    build(stack);
-    app.synth();
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "s"), { doubles, env: { ...process.env, ...env } });
-    await tf.init({ check: true });
-    return tf;
-  }
+  /** A fresh stack folder, synthesized and initialized; `env` replaces the credentials (for the failure cases). */
+  const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = credentials): Promise<TerraformRunner> =>
+    synthesizedStack(build, { doubles, env: { ...process.env, ...env } });
+
 
   const flavorsStack = (props: FlavorsProps) => (stack: TerraformStack) => {
     const f = new Flavors(stack, "gpu", props);

@@ -4,10 +4,9 @@
  * Terraform variables as filter values, region ids in another case, unknown regions, and the
  * ordered fallback of FlavorPreference.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { App, LocalBackend, TerraformOutput, TerraformStack, TerraformVariable } from "cdktf";
+import { TerraformOutput, TerraformStack, TerraformVariable } from "cdktf";
 import { FlavorPreference, Flavors, type FlavorsProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import {
@@ -19,6 +18,7 @@ import {
   type ProviderDoubles,
 } from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
+import { synthesizedStack } from "../support/stacks";
 
 const USER = { username: "flavors", password: "flavors-password-5d1c" };
 
@@ -38,17 +38,9 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
     await emulator?.close();
   });
 
-  async function stackWith(build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = {}): Promise<TerraformRunner> {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-flavors-"));
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    build(stack);
-    app.synth();
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "s"), { doubles, env: { ...process.env, ...credentials, ...env } });
-    await tf.init({ check: true });
-    return tf;
-  }
+  const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = {}): Promise<TerraformRunner> =>
+    synthesizedStack(build, { doubles, env: { ...process.env, ...credentials, ...env }, prefix: "gpucloud-flavors-" });
+
 
   const flavorGets = () => emulator.stats().byRoute["GET /flavors"] ?? 0;
 
