@@ -32,6 +32,28 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
   return SECRET_ENV_NAMES.map((name) => env[name]).filter((v): v is string => !!v);
 }
 
+/** The budget of one script run (GPUCLOUD_TIMEOUT_SECONDS, range-checked), in ms. */
+export function runBudgetMs(env: NodeJS.ProcessEnv): number {
+  const timeoutText = nonEmpty(env[CredentialEnv.TIMEOUT_SECONDS]);
+  const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+    throw new ConfigError(
+      `${CredentialEnv.TIMEOUT_SECONDS} must be a number of seconds from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS} ` +
+        `(the budget of one script run), got "${String(timeoutText).slice(0, 40)}"`,
+    );
+  }
+  return Math.round(timeoutSeconds * 1000);
+}
+
+/** {@link runBudgetMs}, or the default where the value is unusable (the command itself reports that). */
+export function runBudgetMsOrDefault(env: NodeJS.ProcessEnv): number {
+  try {
+    return runBudgetMs(env);
+  } catch {
+    return DEFAULT_TIMEOUT_SECONDS * 1000;
+  }
+}
+
 /**
  * Reads the connection settings from the environment of the Terraform process. `baseUrlOverride`
  * is the construct's optional, non-secret `baseUrl` prop.
@@ -48,18 +70,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string): Ru
     throw new ConfigError(`${CredentialEnv.BASE_URL} must be an http:// or https:// URL`);
   }
 
-  const timeoutText = nonEmpty(env[CredentialEnv.TIMEOUT_SECONDS]);
-  const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
-    throw new ConfigError(
-      `${CredentialEnv.TIMEOUT_SECONDS} must be a number of seconds from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS} ` +
-        `(the budget of one script run), got "${String(timeoutText).slice(0, 40)}"`,
-    );
-  }
-
   return {
     baseUrl,
-    totalTimeoutMs: Math.round(timeoutSeconds * 1000),
+    totalTimeoutMs: runBudgetMs(env),
     ...credentialsFrom(env),
   };
 }

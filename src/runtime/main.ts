@@ -5,7 +5,7 @@
  *
  * See ./protocol.ts for the commands and how Terraform calls each of them.
  */
-import { loadConfig, secretValues } from "./config";
+import { runBudgetMsOrDefault, secretValues } from "./config";
 import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "./output";
@@ -92,12 +92,7 @@ export function parseQuery(text: string): Record<string, string> {
 
 /** A last line of defence against a hang: the client's own deadline should always come first. */
 function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => void): void {
-  let budgetMs = 120_000;
-  try {
-    budgetMs = loadConfig(env).totalTimeoutMs;
-  } catch {
-    // The command itself will report the configuration error.
-  }
+  const budgetMs = runBudgetMsOrDefault(env);
   const timer = setTimeout(() => {
     writeStderr(`gpucloud: error: gave up after ${Math.round(budgetMs / 1000) + 15}s without finishing\n`);
     process.exit(1);

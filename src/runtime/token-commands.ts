@@ -1,4 +1,4 @@
-import { ConfigError } from "./config";
+import { ConfigError, runBudgetMsOrDefault } from "./config";
 import { withClient, type RuntimeContext } from "./context";
 import {
   apiDigest,
@@ -60,15 +60,9 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
   };
 }
 
-/** The run's time budget (GPUCLOUD_TIMEOUT_SECONDS; the client checks its range). */
-function runBudgetMs(env: NodeJS.ProcessEnv): number {
-  const seconds = Number(env[CredentialEnv.TIMEOUT_SECONDS]);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 120_000;
-}
-
 /** How long a create half waits for another one holding the same name: its run's time budget. */
 function lockWaitMs(env: NodeJS.ProcessEnv): number {
-  return Math.min(runBudgetMs(env), 3600_000);
+  return Math.min(runBudgetMsOrDefault(env), 3600_000);
 }
 
 /**
@@ -77,7 +71,7 @@ function lockWaitMs(env: NodeJS.ProcessEnv): number {
  * holder. Never less than STALE_LOCK_MS.
  */
 function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
-  return Math.max(STALE_LOCK_MS, runBudgetMs(env) + 60_000);
+  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
 }
 
 /** The API this provisioner talks to: the construct's baseUrl, else GPUCLOUD_BASE_URL. */

@@ -1,4 +1,4 @@
-import { listAllTokens, type GpuCloudClient } from "../client";
+import { listAllTokens, MAX_TOKEN_NAME_LENGTH, type GpuCloudClient } from "../client";
 import { ConfigError } from "./config";
 import type { RuntimeContext } from "./context";
 
@@ -11,9 +11,6 @@ export interface TokenView {
   readonly created_at: number;
   readonly last_used?: number;
 }
-
-/** The API's limit on a token's name, in characters (code points). */
-export const NAME_LIMIT = 50;
 
 /**
  * The token that a name designates. The API does not promise unique names; if several tokens
@@ -56,14 +53,14 @@ export async function allTokens(client: GpuCloudClient, ctx: RuntimeContext): Pr
   return tokens;
 }
 
-/** A name as the API accepts it: not blank, at most {@link NAME_LIMIT} characters. */
+/** A name as the API accepts it: not blank, at most {@link MAX_TOKEN_NAME_LENGTH} characters (the client's own limit). */
 export function requireName(value: string | undefined, field: string): string {
   if (value === undefined || value.trim().length === 0) {
     throw new ConfigError(`${field} is required and must not be blank (the API token's name)`);
   }
   const length = [...value].length;
-  if (length > NAME_LIMIT) {
-    throw new ConfigError(`${field}: an API token's name is at most ${NAME_LIMIT} characters, got ${length}`);
+  if (length > MAX_TOKEN_NAME_LENGTH) {
+    throw new ConfigError(`${field}: an API token's name is at most ${MAX_TOKEN_NAME_LENGTH} characters, got ${length}`);
   }
   return value;
 }
