@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import type { execFileSync as ExecFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 /**
@@ -63,6 +63,9 @@ export function parsePsLine(pid: number, line: string): ProcessInfo | undefined 
 
 function readPs(pid: number): ProcessInfo | undefined {
   try {
+    // Loaded here, not at the top: node:child_process (and node:dgram with it) costs every run of
+    // the script a few ms to load, and only this fallback for systems without /proc needs it.
+    const { execFileSync } = require("node:child_process") as { execFileSync: typeof ExecFileSync };
     const line = execFileSync("ps", ["-o", "ppid=,lstart=,comm=", "-p", String(pid)], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
