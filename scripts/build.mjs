@@ -1,12 +1,14 @@
 // Bundles what tsc alone cannot deliver:
-// - lib/assets/gpucloud-tf.js: the one dependency-free script that Terraform runs (copied into
-//   every synthesized stack as a TerraformAsset, so the stack folder is self-contained);
+// - lib/assets/: the dependency-free script that Terraform runs, gpucloud-tf.js (the launcher) and
+//   gpucloud-tf-main.js (the script proper), copied into every synthesized stack as one
+//   TerraformAsset so that the stack folder is self-contained;
 // - build/: repo-only tooling (provider doubles, the demo, the example app), never published.
 import { build } from "esbuild";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { runtimeBundlePlugin } from "./bundle/runtime-plugin.mjs";
+import { runtimeBundlePlugin, writeLlhttpWasmFiles } from "./bundle/runtime-plugin.mjs";
 import toolBundle from "./tool-bundle-options.cjs";
 
 const { toolBundleOptions } = toolBundle;
@@ -14,9 +16,11 @@ const { toolBundleOptions } = toolBundle;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const at = (p) => path.join(root, p);
 
+// The script proper: one function expression, (function (exports, require, module, __filename,
+// __dirname) {...}), that the launcher compiles with a V8 code cache (src/runtime/launcher.ts).
 const runtime = await build({
   entryPoints: [at("src/runtime/main.ts")],
-  outfile: at("lib/assets/gpucloud-tf.js"),
+  outfile: at("lib/assets/gpucloud-tf-main.js"),
   bundle: true,
   platform: "node",
   target: "node20", // undici 7 needs Node >= 20.18
@@ -25,15 +29,35 @@ const runtime = await build({
   // Every stack folder carries a copy: drop white space, keep names for readable stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
+  banner: { js: "(function (exports, require, module, __filename, __dirname) {" },
+  footer: { js: "})" },
   logLevel: "warning",
   // Terraform starts the script once per read: load only the parts of undici it uses.
   plugins: [runtimeBundlePlugin()],
   metafile: true,
 });
+writeLlhttpWasmFiles(at("lib/assets"));
 // What the bundle is made of, for `npm run bench:script` (build/ is never published).
 mkdirSync(at("build"), { recursive: true });
 writeFileSync(at("build/gpucloud-tf.meta.json"), JSON.stringify(runtime.metafile));
+
+// The file Terraform starts; it knows the script by a digest, for the names of its code caches.
+const mainDigest = createHash("sha256").update(readFileSync(at("lib/assets/gpucloud-tf-main.js"))).digest("hex").slice(0, 16);
+await build({
+  entryPoints: [at("src/runtime/launcher.ts")],
+  outfile: at("lib/assets/gpucloud-tf.js"),
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  legalComments: "none",
+  banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
+  define: { __GPUCLOUD_MAIN_DIGEST__: JSON.stringify(mainDigest) },
+  // Compiled from source on every run (it is what reads the cache): keep it small.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+});
 
 // Repo tooling: dependencies stay in node_modules; the library itself is reached through
 // its package name (Node resolves a package's own name through "exports").

@@ -1,17 +1,27 @@
-// Wraps undici's WebAssembly HTTP parser (the bytes it passes to `new WebAssembly.Module` on the
-// first connection) in the runtime bundle; the build puts the original module's path into the
-// require at the end.
+// Stands in for undici's WebAssembly HTTP parser modules (llhttp-wasm.js, llhttp_simd-wasm.js) in
+// the runtime bundle: undici passes what they export, the parser's bytes, to
+// `new WebAssembly.Module` on its first connection.
 //
-// By default V8 also compiles the whole parser with its optimising compiler in the background,
-// and a process cannot end before that is done: about 100 ms per script run, for a parser that
-// reads a few small responses. Liftoff, the baseline compiler, is enough. The flag is set only
-// for the synchronous compile that follows this require and reset right after it: V8 rejects
-// Node's built-in code cache while flags differ from the defaults, which would make every core
-// module loaded later (node:tls on an https connection, for one) compile from source.
+// - The bytes come from a .wasm file beside the bundle (scripts/build.mjs writes it) instead of
+//   a base64 string inside it: 145 KiB less source to read, compile and keep on every run, and
+//   the parser without SIMD is read only where SIMD fails.
+// - By default V8 also compiles the whole parser with its optimising compiler in the background,
+//   and a process cannot end before that is done: about 100 ms per script run, for a parser
+//   that reads a few small responses. Liftoff, the baseline compiler, is enough. The flag is set
+//   only for the synchronous compile that follows this require and reset right after it: V8
+//   rejects Node's built-in code cache while flags differ from the defaults, which would make
+//   every core module loaded later (node:tls on an https connection, for one) compile from
+//   source. (`--liftoff-only` also turned tier-up off, which stays off; the launcher,
+//   src/runtime/launcher.ts, turns it back on before it stores its code cache at exit.)
 "use strict";
+const { readFileSync } = require("node:fs");
+const path = require("node:path");
 const { setFlagsFromString } = require("node:v8");
+
+// `__dirname` is the folder of the bundle (lib/assets/, or assets/gpucloud-runtime/<hash>/ in a stack).
+const bytes = readFileSync(path.join(__dirname, __LLHTTP_WASM_FILE__));
 
 setFlagsFromString("--liftoff-only");
 queueMicrotask(() => setFlagsFromString("--no-liftoff-only"));
 
-module.exports = require(__LLHTTP_WASM__);
+module.exports = bytes;

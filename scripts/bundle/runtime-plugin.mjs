@@ -1,4 +1,4 @@
-// esbuild plugin for lib/assets/gpucloud-tf.js only: Terraform starts this script once per read,
+// esbuild plugin for lib/assets/gpucloud-tf-main.js only: Terraform starts this script once per read,
 // so everything it loads is paid for on every plan and apply. The source keeps importing the
 // real packages (tests and the published client use them unchanged); only the bundle swaps in
 // the smaller modules below. Each file says why its swap is safe.
@@ -7,8 +7,10 @@
 // - undici's client-h2.js   → undici-no-h2.cjs (no node:http2, no node:tls at start-up)
 // - undici's fetch body.js  → undici-no-fetch-body.cjs (no fetch/FormData implementation)
 // - node:assert in undici   → assert-lite.cjs (plain invariant checks)
-// - undici's llhttp wasm    → llhttp-liftoff.cjs around it (no background optimising compile)
-import { readFileSync } from "node:fs";
+// - undici's llhttp wasm    → llhttp-liftoff.cjs: the bytes from a file beside the bundle, compiled
+//                              without the background optimising compile
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,6 +19,23 @@ const UNDICI_LIB = `${path.sep}node_modules${path.sep}undici${path.sep}lib${path
 
 /** Whether a module is part of undici's own lib/ folder (what the swaps below may touch). */
 const inUndici = (importer) => importer.includes(UNDICI_LIB);
+
+/**
+ * undici's parser modules and the files beside the bundle that hold their bytes
+ * (scripts/build.mjs writes them with writeLlhttpWasmFiles).
+ */
+export const LLHTTP_WASM_FILES = {
+  "llhttp_simd-wasm.js": "llhttp_simd.wasm",
+  "llhttp-wasm.js": "llhttp.wasm",
+};
+
+/** Writes the parsers' bytes, as undici's modules export them, into `dir`. */
+export function writeLlhttpWasmFiles(dir) {
+  const require = createRequire(import.meta.url);
+  for (const [module, file] of Object.entries(LLHTTP_WASM_FILES)) {
+    writeFileSync(path.join(dir, file), require(`undici/lib/llhttp/${module}`));
+  }
+}
 
 export function runtimeBundlePlugin() {
   return {
@@ -31,7 +50,8 @@ export function runtimeBundlePlugin() {
       swap(/^\.\.\/web\/fetch\/body\.js$/, "undici-no-fetch-body.cjs");
       swap(/^(node:)?assert$/, "assert-lite.cjs");
 
-      // The wasm byte modules, each behind the wrapper that compiles it with Liftoff only.
+      // The wasm byte modules: the bytes from a file beside the bundle (see LLHTTP_WASM_FILES),
+      // behind the wrapper that compiles them with Liftoff only.
       build.onResolve({ filter: /^\.\.\/llhttp\/llhttp(_simd)?-wasm\.js$/ }, (args) =>
         inUndici(args.importer)
           ? { path: path.resolve(args.resolveDir, args.path), namespace: "llhttp-liftoff" }
@@ -39,8 +59,8 @@ export function runtimeBundlePlugin() {
       );
       build.onLoad({ filter: /.*/, namespace: "llhttp-liftoff" }, (args) => ({
         contents: readFileSync(path.join(here, "llhttp-liftoff.cjs"), "utf8").replaceAll(
-          "__LLHTTP_WASM__",
-          JSON.stringify(args.path),
+          "__LLHTTP_WASM_FILE__",
+          JSON.stringify(LLHTTP_WASM_FILES[path.basename(args.path)]),
         ),
         resolveDir: here,
         loader: "js",

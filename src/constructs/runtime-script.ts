@@ -5,10 +5,16 @@ import type { Construct } from "constructs";
 import type { RuntimeCommandName } from "../runtime/protocol";
 
 /**
- * The bundled script, resolved from the package root so that it is found both from the compiled
- * `lib/constructs` and from the TypeScript sources in `src/constructs`.
+ * The folder of the bundled script (lib/assets: the launcher gpucloud-tf.js, the script proper
+ * gpucloud-tf-main.js and the HTTP parser's .wasm files), resolved from the package root so that
+ * it is found both from the compiled `lib/constructs` and from the TypeScript sources in
+ * `src/constructs`.
  */
-export const RUNTIME_SCRIPT_SOURCE = path.resolve(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
+export const RUNTIME_ASSET_SOURCE = path.resolve(__dirname, "..", "..", "lib", "assets");
+/** The file Terraform starts, inside that folder. */
+const RUNTIME_ENTRY = "gpucloud-tf.js";
+/** What the build must have put there. */
+const RUNTIME_FILES = [RUNTIME_ENTRY, "gpucloud-tf-main.js", "llhttp_simd.wasm", "llhttp.wasm"];
 
 const ASSET_ID = "gpucloud-runtime";
 
@@ -20,14 +26,16 @@ const ASSET_ID = "gpucloud-runtime";
 export function runtimeScriptPath(scope: Construct): string {
   const stack = TerraformStack.of(scope);
   const existing = stack.node.tryFindChild(ASSET_ID);
-  if (existing instanceof TerraformAsset) return existing.path;
-  if (!existsSync(RUNTIME_SCRIPT_SOURCE)) {
+  if (existing instanceof TerraformAsset) return path.posix.join(existing.path, RUNTIME_ENTRY);
+  const missing = RUNTIME_FILES.filter((file) => !existsSync(path.join(RUNTIME_ASSET_SOURCE, file)));
+  if (missing.length > 0) {
     throw new Error(
-      `cdktf-gpucloud: the runtime script ${RUNTIME_SCRIPT_SOURCE} is missing; ` +
+      `cdktf-gpucloud: the runtime script is incomplete (${missing.join(", ")} missing in ${RUNTIME_ASSET_SOURCE}); ` +
         `the package was not built (run "npm run build" in it)`,
     );
   }
-  return new TerraformAsset(stack, ASSET_ID, { path: RUNTIME_SCRIPT_SOURCE, type: AssetType.FILE }).path;
+  const asset = new TerraformAsset(stack, ASSET_ID, { path: RUNTIME_ASSET_SOURCE, type: AssetType.DIRECTORY });
+  return path.posix.join(asset.path, RUNTIME_ENTRY);
 }
 
 /**

@@ -60,8 +60,9 @@ function entryPoints(): string[] {
     targets.push(...(typeof target === "string" ? [target] : Object.values(target)));
   }
   for (const map of Object.values(manifest.typesVersions)) for (const list of Object.values(map)) targets.push(...list);
-  // The script Terraform runs: found by path at synth time, not imported.
-  targets.push("lib/assets/gpucloud-tf.js");
+  // The script Terraform runs (the launcher, the script proper, the parser's bytes): a folder
+  // found by path at synth time, not imported.
+  targets.push("lib/assets/gpucloud-tf.js", "lib/assets/gpucloud-tf-main.js", "lib/assets/llhttp_simd.wasm", "lib/assets/llhttp.wasm");
   return [...new Set(targets.map((t) => path.posix.normalize(t)).filter((t) => t !== "package.json"))];
 }
 
@@ -73,7 +74,7 @@ describe("npm pack --dry-run", () => {
   });
 
   test("ships the license, the readme, the manifest and every file the entry points reach", () => {
-    for (const f of ["LICENSE", "README.md", "package.json", "lib/index.js", "lib/index.d.ts", "lib-cdktn/index.js", "lib-cdktn/index.d.ts", "lib/assets/gpucloud-tf.js", "lib/emulator/cli.js"]) {
+    for (const f of ["LICENSE", "README.md", "package.json", "lib/index.js", "lib/index.d.ts", "lib-cdktn/index.js", "lib-cdktn/index.d.ts", "lib/assets/gpucloud-tf.js", "lib/assets/gpucloud-tf-main.js", "lib/emulator/cli.js"]) {
       expect(files).toContain(f);
     }
     const needed = closure(entryPoints());

@@ -1,5 +1,6 @@
 /**
- * The runtime bundle (lib/assets/gpucloud-tf.js) as built: it carries only the parts of undici
+ * The runtime bundle (lib/assets/gpucloud-tf-main.js, started through lib/assets/gpucloud-tf.js)
+ * as built: it carries only the parts of undici
  * and zod the script uses (scripts/bundle/), and what it leaves out is never needed: English
  * validation messages, https, and results larger than a pipe's buffer still work.
  */
@@ -13,6 +14,13 @@ import path from "node:path";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");
+const BUNDLE_MAIN = path.join(ROOT, "lib", "assets", "gpucloud-tf-main.js");
+/** Each run in a folder of its own, as in a stack folder (the launcher keeps its code cache there). */
+let workDir: string;
+beforeAll(() => {
+  workDir = mkdtempSync(path.join(tmpdir(), "gpucloud-bundle-"));
+});
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 const METAFILE = path.join(ROOT, "build", "gpucloud-tf.meta.json");
 
 interface Ran {
@@ -23,7 +31,7 @@ interface Ran {
 
 function runBundle(command: string, env: NodeJS.ProcessEnv, stdin = "{}"): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUNDLE, command], { env: { PATH: process.env.PATH, ...env } });
+    const child = spawn(process.execPath, [BUNDLE, command], { cwd: workDir, env: { PATH: process.env.PATH, ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -99,13 +107,16 @@ describe("runtime bundle", () => {
     );
     expect(unwanted).toEqual([]);
 
-    const text = readFileSync(BUNDLE, "utf8");
+    const text = readFileSync(BUNDLE_MAIN, "utf8");
     for (const builtin of ["node:http2", "node:assert", "node:sqlite", "node:zlib"]) {
       expect(text).not.toContain(`require("${builtin}")`);
     }
     // undici's wasm parser is compiled with Liftoff only, and the flag is reset after the compile.
     expect(text).toContain('"--liftoff-only"');
     expect(text).toContain('"--no-liftoff-only"');
+    // ... from the .wasm files beside the bundle, not from base64 inside it ("AGFzbQ" is "\0asm").
+    expect(text).not.toContain("AGFzbQ");
+    expect(text).toContain('"llhttp_simd.wasm"');
   });
 
   test("a malformed response is reported with zod's English message", async () => {

@@ -13,16 +13,24 @@
  * `--also` adds another build of the script (say, the bundle of an older commit) to the same
  * alternating session, so a before/after comparison sees the same machine.
  *
- * Targets (issue 7): median wall time <= 1.3x the baseline's, peak RSS <= 60 MiB.
+ * The script runs twice over: "script" in a folder where its code cache is already (every run in
+ * a stack folder after the first), "script, first run" in one it is removed from before each run
+ * (the first run after a synth into a fresh folder, which also writes the cache).
+ *
+ * Targets (issue 7): median wall time <= 1.3x the baseline's, peak RSS <= 60 MiB; both rows are
+ * printed, the target is judged on the first.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { defaultFlavors, startEmulator, type RunningEmulator } from "cdktf-gpucloud/emulator";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");
+const BUNDLE_MAIN = path.join(ROOT, "lib", "assets", "gpucloud-tf-main.js");
+/** Where the launcher keeps its code cache, in the folder it runs in (src/runtime/launcher.ts). */
+const CODE_CACHE_DIR = ".gpucloud-cache";
 const METAFILE = path.join(ROOT, "build", "gpucloud-tf.meta.json");
 const BASELINE = path.join(ROOT, "tools", "bench", "minimal-http-script.cjs");
 const GNU_TIME = "/usr/bin/time";
@@ -88,12 +96,12 @@ function cases(emulator: RunningEmulator): Case[] {
 }
 
 /** One process, wall time from spawn to exit as its parent sees it (what Terraform waits for). */
-function runOnce(script: string, c: Case, env: NodeJS.ProcessEnv, rssFile: string | undefined): Promise<Sample> {
+function runOnce(script: string, c: Case, env: NodeJS.ProcessEnv, cwd: string, rssFile: string | undefined): Promise<Sample> {
   const nodeArgs = [script, c.command];
   const [file, args] = rssFile ? [GNU_TIME, ["-f", "%M %U %S", "-o", rssFile, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(file, args, { env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -146,7 +154,7 @@ async function main(): Promise<void> {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run npm run build`);
   const hasTime = existsSync(GNU_TIME);
 
-  console.log(`bundle: ${path.relative(ROOT, BUNDLE)} ${fmtKb(statSync(BUNDLE).size)}`);
+  console.log(`bundle: ${path.relative(ROOT, BUNDLE_MAIN)} ${fmtKb(statSync(BUNDLE_MAIN).size)}, launcher ${path.relative(ROOT, BUNDLE)} ${fmtKb(statSync(BUNDLE).size)}`);
   const composition = bundleComposition();
   if (composition) {
     for (const [name, bytes] of composition) console.log(`  ${name.padEnd(24)} ${fmtKb(bytes).padStart(11)}`);
@@ -167,11 +175,23 @@ async function main(): Promise<void> {
     const rssFile = hasTime ? path.join(work, "rss") : undefined;
     const rows: string[][] = [];
     let allMet = true;
-    // The script first, then any --also builds (e.g. an older bundle), then the baseline.
-    const programs = [
-      { label: "script", file: BUNDLE },
-      ...others.map((file) => ({ label: path.relative(ROOT, file).startsWith("..") ? file : path.relative(ROOT, file), file })),
-      { label: "baseline", file: BASELINE },
+    // Each program runs in a folder of its own, as the script runs in a stack folder: "script"
+    // finds the code cache that an earlier run of it left there (every run after the first one
+    // in a stack folder), "script, first run" never does (each run starts without it and writes
+    // it: the first run after a synth into a fresh folder). Then any --also builds (say, an
+    // older bundle), then the baseline.
+    const folder = (name: string) => {
+      const dir = path.join(work, name);
+      mkdirSync(dir);
+      return dir;
+    };
+    const noop = () => undefined;
+    const coldDir = folder("cold");
+    const programs: Array<{ label: string; file: string; cwd: string; before: () => void }> = [
+      { label: "script", file: BUNDLE, cwd: folder("warm"), before: noop },
+      { label: "script, first run", file: BUNDLE, cwd: coldDir, before: () => rmSync(path.join(coldDir, CODE_CACHE_DIR), { recursive: true, force: true }) },
+      ...others.map((file, i) => ({ label: path.relative(ROOT, file).startsWith("..") ? file : path.relative(ROOT, file), file, cwd: folder(`also-${i}`), before: noop })),
+      { label: "baseline", file: BASELINE, cwd: folder("baseline"), before: noop },
     ];
     for (const c of cases(emulator).filter((x) => commands.includes(x.command))) {
       const samples: Sample[][] = programs.map(() => []);
@@ -179,10 +199,15 @@ async function main(): Promise<void> {
         // Rotate who goes first, so that each program meets the same mix of machine states.
         for (let k = 0; k < programs.length; k++) {
           const p = (i + k) % programs.length;
-          const sample = await runOnce(programs[p]!.file, c, env, rssFile);
+          programs[p]!.before();
+          const sample = await runOnce(programs[p]!.file, c, env, programs[p]!.cwd, rssFile);
           if (i >= WARMUP_RUNS) samples[p]!.push(sample);
         }
       }
+      const warmCache = path.join(programs[0]!.cwd, CODE_CACHE_DIR);
+      const cached = existsSync(warmCache) ? readdirSync(warmCache).filter((f) => f.endsWith(".v8cache")) : [];
+      if (cached.length !== 1) throw new Error(`expected one code cache in ${warmCache} after the runs, found ${cached.length}`);
+      console.log(`${c.command}: code cache ${cached[0]} ${fmtKb(statSync(path.join(warmCache, cached[0]!)).size)}`);
       const stat = (s: Sample[]) => ({
         median: quantile(s.map((x) => x.wallMs), 0.5),
         p90: quantile(s.map((x) => x.wallMs), 0.9),
