@@ -42,11 +42,10 @@ const UNUSED_CACHE_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * The V8 flags that the bundle's llhttp wrapper (scripts/bundle/llhttp-liftoff.cjs) turns off for
- * its WebAssembly parser and that stay off to the end of the run: `--liftoff-only` also turns off
- * tier-up, and turning it back off does not turn that on again. A cache made while they differ
- * from V8's defaults would be rejected by every later run, so they are set back before one is
- * made; V8 then has no WebAssembly left to run. If a V8 version ties other flags to
- * `--liftoff-only`, the probe below notices and no cache is written.
+ * its WebAssembly parser and that stay off to the end of the run (tier-up). A cache made while
+ * they differ from V8's defaults would be rejected by every later run, so they are set back
+ * before one is made; V8 then has no WebAssembly left to run. If a V8 version ties other flags
+ * to these, the probe below notices and no cache is written.
  */
 const RESTORE_DEFAULT_FLAGS = "--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering";
 

@@ -8,7 +8,10 @@
  * is made of, from the esbuild metafile when the build left one), median and p90 wall time,
  * their ratio, mean CPU time and peak RSS (both from GNU time; "n/a" without /usr/bin/time).
  *
- *   node build/tools/script-cost.js [--runs N] [--command token-read|flavors] [--also OTHER-BUILD.js ...]
+ *   node build/tools/script-cost.js [--runs N] [--command token-read|flavors] [--also OTHER-BUILD.js ...] [--node PATH]
+ *
+ * `--node` runs both programs with another node binary (say, Node 24 from
+ * `npm install --prefix /tmp/node24 node@24`: /tmp/node24/node_modules/node/bin/node).
  *
  * `--also` adds another build of the script (say, the bundle of an older commit) to the same
  * alternating session, so a before/after comparison sees the same machine.
@@ -20,7 +23,7 @@
  * Targets (issue 7): median wall time <= 1.3x the baseline's, peak RSS <= 60 MiB; both rows are
  * printed, the target is judged on the first.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -56,10 +59,11 @@ interface Case {
   check(stdout: string): void;
 }
 
-const USAGE = "usage: script-cost [--runs N] [--command token-read|flavors] [--also OTHER-BUILD.js ...]";
+const USAGE = "usage: script-cost [--runs N] [--command token-read|flavors] [--also OTHER-BUILD.js ...] [--node PATH]";
 
-function parseArgs(argv: readonly string[]): { runs: number; commands: string[]; others: string[] } {
+function parseArgs(argv: readonly string[]): { runs: number; commands: string[]; others: string[]; node: string } {
   let runs = 21;
+  let node = process.execPath;
   let commands = ["token-read", "flavors"];
   const others: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -67,11 +71,13 @@ function parseArgs(argv: readonly string[]): { runs: number; commands: string[];
     if (arg === "--runs") runs = Number(argv[++i]);
     else if (arg === "--command") commands = [String(argv[++i])];
     else if (arg === "--also") others.push(path.resolve(String(argv[++i])));
+    else if (arg === "--node") node = path.resolve(String(argv[++i]));
     else throw new Error(`unknown argument ${arg}; ${USAGE}`);
   }
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
   for (const other of others) if (!existsSync(other)) throw new Error(`--also ${other}: no such file`);
-  return { runs, commands, others };
+  if (!existsSync(node)) throw new Error(`--node ${node}: no such file`);
+  return { runs, commands, others, node };
 }
 
 function cases(emulator: RunningEmulator): Case[] {
@@ -96,9 +102,9 @@ function cases(emulator: RunningEmulator): Case[] {
 }
 
 /** One process, wall time from spawn to exit as its parent sees it (what Terraform waits for). */
-function runOnce(script: string, c: Case, env: NodeJS.ProcessEnv, cwd: string, rssFile: string | undefined): Promise<Sample> {
+function runOnce(node: string, script: string, c: Case, env: NodeJS.ProcessEnv, cwd: string, rssFile: string | undefined): Promise<Sample> {
   const nodeArgs = [script, c.command];
-  const [file, args] = rssFile ? [GNU_TIME, ["-f", "%M %U %S", "-o", rssFile, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const [file, args] = rssFile ? [GNU_TIME, ["-f", "%M %U %S", "-o", rssFile, node, ...nodeArgs]] : [node, nodeArgs];
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
@@ -150,7 +156,7 @@ function bundleComposition(): Array<[string, number]> | undefined {
 }
 
 async function main(): Promise<void> {
-  const { runs, commands, others } = parseArgs(process.argv.slice(2));
+  const { runs, commands, others, node } = parseArgs(process.argv.slice(2));
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run npm run build`);
   const hasTime = existsSync(GNU_TIME);
 
@@ -159,7 +165,8 @@ async function main(): Promise<void> {
   if (composition) {
     for (const [name, bytes] of composition) console.log(`  ${name.padEnd(24)} ${fmtKb(bytes).padStart(11)}`);
   }
-  console.log(`node ${process.version}; ${runs} runs each (+${WARMUP_RUNS} warm-up), alternating order; emulator on loopback`);
+  const nodeVersion = node === process.execPath ? process.version : execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
+  console.log(`node ${nodeVersion}; ${runs} runs each (+${WARMUP_RUNS} warm-up), alternating order; emulator on loopback`);
   if (!hasTime) console.log(`peak RSS: n/a (${GNU_TIME} not found; apt-get install time)`);
 
   const emulator = await startEmulator({ users: [{ username: USERNAME, password: PASSWORD }] });
@@ -200,7 +207,7 @@ async function main(): Promise<void> {
         for (let k = 0; k < programs.length; k++) {
           const p = (i + k) % programs.length;
           programs[p]!.before();
-          const sample = await runOnce(programs[p]!.file, c, env, programs[p]!.cwd, rssFile);
+          const sample = await runOnce(node, programs[p]!.file, c, env, programs[p]!.cwd, rssFile);
           if (i >= WARMUP_RUNS) samples[p]!.push(sample);
         }
       }
