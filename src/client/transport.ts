@@ -167,6 +167,12 @@ export class HttpTransport {
     if (!isJson) {
       throw new GpuCloudError({ operation, kind: "protocol", httpStatus: status, detail: `HTTP ${status} from ${request} with ${describeBody()}` });
     }
+    // The common case first: one validation per response. Anything else (status false, a
+    // malformed envelope, a malformed payload) takes the path below, which says which it was.
+    if (record?.status === true) {
+      const decoded = call.decode(json);
+      if (decoded.ok) return decoded.value;
+    }
     const envelope = decodeEnvelope(json);
     if (!envelope.ok) {
       throw new GpuCloudError({

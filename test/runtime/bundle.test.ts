@@ -149,6 +149,36 @@ describe("runtime bundle", () => {
     }
   });
 
+  test("waits for a query that arrives late and in pieces on stdin", async () => {
+    const server = http.createServer(apiHandler([flavor(3, { gpu: "H100" }), flavor(4, { gpu: "A100" })]));
+    const port = await listen(server);
+    // The script's blocking reads of fd 0 must wait for every piece and stop only at the end of
+    // input. (The EAGAIN fallback to the stream: test/runtime/config.test.ts.)
+    const query = JSON.stringify({ gpu: "H100", region_id: "r1" });
+    const pieces = [query.slice(0, 5), query.slice(5, 12), query.slice(12)];
+    const writer = pieces.map((p) => `sleep 0.15; printf '%s' '${p}'`).join("; ");
+    try {
+      const ran = await new Promise<Ran>((resolve, reject) => {
+        const child = spawn("/bin/sh", ["-c", `(${writer}) | "$NODE" "$SCRIPT" flavors`], {
+          cwd: workDir,
+          env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, NODE: process.execPath, SCRIPT: BUNDLE },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(ran.stderr).not.toContain("error");
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout).cheapest_id).toBe("fl-3");
+    } finally {
+      server.close();
+    }
+  });
+
   const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
   (hasOpenssl ? test : test.skip)("https works without undici's HTTP/2 code (TLS loaded on connect)", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "gpucloud-bundle-tls-"));
