@@ -5,11 +5,11 @@
  *
  * See ./protocol.ts for the commands and how Terraform calls each of them.
  */
-import { readSync } from "node:fs";
 import { runBudgetMsOrDefault, secretValues } from "./config";
 import type { RuntimeContext } from "./context";
 import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "./output";
+import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
 import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
 import { applyToken, errorMessage, readToken, releaseToken } from "./token-commands";
@@ -101,45 +101,18 @@ function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => vo
   timer.unref();
 }
 
-/**
- * The query on stdin. Terraform's external provider writes it whole and closes stdin before it
- * waits for the program, so blocking reads of fd 0 get it without setting up the stdin stream
- * (1 to 2 ms of a run). Where fd 0 cannot be read that way (a non-blocking descriptor: EAGAIN),
- * the stream reads the rest, after what the blocking reads already got.
- */
-export function readQuery(
-  readChunk: (buffer: Buffer) => number = (buffer) => readSync(0, buffer),
-  stream: () => NodeJS.ReadableStream = () => process.stdin,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  const buffer = Buffer.allocUnsafe(64 * 1024);
-  try {
-    for (let n = readChunk(buffer); n > 0; n = readChunk(buffer)) chunks.push(Buffer.from(buffer.subarray(0, n)));
-  } catch {
-    return readAll(stream(), chunks);
-  }
-  return Promise.resolve(Buffer.concat(chunks).toString("utf8"));
-}
-
-/** Reads `stream` to its end, after the bytes already in `chunks`. */
-function readAll(stream: NodeJS.ReadableStream, chunks: Buffer[] = []): Promise<string> {
-  return new Promise((resolve, reject) => {
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    stream.on("error", reject);
-  });
-}
-
 if (require.main === module) {
-  startWatchdog(process.env, (t) => process.stderr.write(t));
+  const stdout = new FdWriter(1, () => process.stdout);
+  const stderr = new FdWriter(2, () => process.stderr);
+  startWatchdog(process.env, (t) => stderr.write(t));
   void main({
     argv: process.argv.slice(2),
     env: process.env,
     cwd: process.cwd(),
     readStdin: () => readQuery(),
-    writeStdout: (t) => process.stdout.write(t),
-    writeStderr: (t) => process.stderr.write(t),
-  }).then(exitWhenFlushed);
+    writeStdout: (t) => stdout.write(t),
+    writeStderr: (t) => stderr.write(t),
+  }).then((code) => exitWhenFlushed(code, [stdout, stderr]));
 }
 
 /**
@@ -147,12 +120,12 @@ if (require.main === module) {
  * waiting for the event loop to drain: nothing a command leaves behind (a watchdog timer, a
  * closing socket, a pending retry sleep after an error) is worth a moment of Terraform's time.
  */
-function exitWhenFlushed(code: number): void {
+function exitWhenFlushed(code: number, writers: readonly FdWriter[]): void {
   process.exitCode = code;
-  let pending = 2;
-  const flushed = (): void => {
-    if (--pending === 0) process.exit(code);
-  };
-  process.stdout.write("", flushed);
-  process.stderr.write("", flushed);
+  let pending = writers.length;
+  for (const writer of writers) {
+    writer.flush(() => {
+      if (--pending === 0) process.exit(code);
+    });
+  }
 }

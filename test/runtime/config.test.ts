@@ -1,7 +1,6 @@
 import { ConfigError, loadConfig } from "../../src/runtime/config";
 import { createOutput, Redactor } from "../../src/runtime/output";
-import { PassThrough } from "node:stream";
-import { parseQuery, readQuery } from "../../src/runtime/main";
+import { parseQuery } from "../../src/runtime/main";
 
 const BASE = { GPUCLOUD_BASE_URL: "http://127.0.0.1:1" };
 
@@ -91,39 +90,5 @@ describe("parseQuery", () => {
     ['{"n":1}', /query\.n must be a string/],
   ])("rejects %s", (text, message) => {
     expect(() => parseQuery(text)).toThrow(message);
-  });
-});
-
-describe("readQuery", () => {
-  /** A reader of fd 0 that returns `pieces` in turn, then `end` (0 for end of input, or an error). */
-  function reader(pieces: Array<string | Buffer>, end: number | Error) {
-    const queue = pieces.map((p) => (typeof p === "string" ? Buffer.from(p) : p));
-    return (buffer: Buffer): number => {
-      const next = queue.shift();
-      if (next === undefined) {
-        if (end instanceof Error) throw end;
-        return end;
-      }
-      next.copy(buffer);
-      return next.length;
-    };
-  }
-  const eagain = Object.assign(new Error("EAGAIN: resource temporarily unavailable, read"), { code: "EAGAIN" });
-
-  test("reads fd 0 to its end without touching the stream", async () => {
-    const text = await readQuery(reader(['{"name":', '"ci"}'], 0), () => {
-      throw new Error("the stream must not be used");
-    });
-    expect(text).toBe('{"name":"ci"}');
-  });
-
-  test("on EAGAIN reads the rest from the stream, keeping what fd 0 gave, split characters included", async () => {
-    const query = Buffer.from('{"name":"ünïcode"}');
-    // Cut inside the two-byte "ü", so that decoding the pieces one by one would garble it.
-    const cut = query.indexOf(Buffer.from("ü")) + 1;
-    const stream = new PassThrough();
-    const pending = readQuery(reader([query.subarray(0, cut)], eagain), () => stream);
-    setTimeout(() => stream.end(query.subarray(cut)), 10);
-    expect(await pending).toBe('{"name":"ünïcode"}');
   });
 });
