@@ -2,21 +2,15 @@
  * The `gpucloud` CLI as a process (bundled from the sources, so never stale) against the
  * emulator, with credentials in the environment as a user would set them.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildSync } from "esbuild";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { runProcess, type Ran } from "../support/processes";
 
 const PASSWORD = "cli-secret-password-77e1";
 const root = path.join(__dirname, "../..");
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe("gpucloud CLI", () => {
   let dir: string;
@@ -45,19 +39,10 @@ describe("gpucloud CLI", () => {
   });
 
   const printed: string[] = [];
-  function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Ran> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [script, ...args], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => {
-        printed.push(stdout, stderr);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  async function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Ran> {
+    const ran = await runProcess(process.execPath, [script, ...args], { env: { ...env, ...extraEnv } });
+    printed.push(ran.stdout, ran.stderr);
+    return ran;
   }
   afterAll(() => {
     // Whatever the CLI printed in any test, the password never appears.
@@ -73,15 +58,7 @@ describe("gpucloud CLI", () => {
 
   test("the compiled bin (lib/cli/gpucloud.js, from npm run build) lists flavors too", async () => {
     const bin = path.join(root, "lib/cli/gpucloud.js");
-    const ran = await new Promise<Ran>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, "flavors", "--gpu", "h100-94g-nvl"], { env, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+    const ran = await runProcess(process.execPath, [bin, "flavors", "--gpu", "h100-94g-nvl"], { env });
     printed.push(ran.stdout, ran.stderr);
     expect(ran.stderr).toBe("");
     expect(ran.code).toBe(0);

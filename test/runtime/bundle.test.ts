@@ -4,13 +4,14 @@
  * and zod the script uses (scripts/bundle/), and what it leaves out is never needed: English
  * validation messages, https, and results larger than a pipe's buffer still work.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { runProcess, type Ran } from "../support/processes";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");
@@ -23,23 +24,8 @@ beforeAll(() => {
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 const METAFILE = path.join(ROOT, "build", "gpucloud-tf.meta.json");
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function runBundle(command: string, env: NodeJS.ProcessEnv, stdin = "{}"): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUNDLE, command], { cwd: workDir, env: { PATH: process.env.PATH, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+  return runProcess(process.execPath, [BUNDLE, command], { cwd: workDir, env: { PATH: process.env.PATH, ...env }, stdin });
 }
 
 function flavor(i: number, overrides: Record<string, unknown> = {}) {
@@ -158,18 +144,9 @@ describe("runtime bundle", () => {
     const pieces = [query.slice(0, 5), query.slice(5, 12), query.slice(12)];
     const writer = pieces.map((p) => `sleep 0.15; printf '%s' '${p}'`).join("; ");
     try {
-      const ran = await new Promise<Ran>((resolve, reject) => {
-        const child = spawn("/bin/sh", ["-c", `(${writer}) | "$NODE" "$SCRIPT" flavors`], {
-          cwd: workDir,
-          env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, NODE: process.execPath, SCRIPT: BUNDLE },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({ code, stdout, stderr }));
+      const ran = await runProcess("/bin/sh", ["-c", `(${writer}) | "$NODE" "$SCRIPT" flavors`], {
+        cwd: workDir,
+        env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, NODE: process.execPath, SCRIPT: BUNDLE },
       });
       expect(ran.stderr).not.toContain("error");
       expect(ran.code).toBe(0);

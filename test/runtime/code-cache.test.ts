@@ -2,24 +2,18 @@
  * The launcher's V8 code cache (src/runtime/launcher.ts), run as Terraform runs it: the built
  * lib/assets/gpucloud-tf.js in a process of its own, in a working folder of its own.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
+import { runProcess, type Ran } from "../support/processes";
 
 const LAUNCHER = path.resolve(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
 const MAIN = path.resolve(__dirname, "..", "..", "lib", "assets", "gpucloud-tf-main.js");
 const CACHE_DIR = ".gpucloud-cache";
 const account = { username: "cache-user", password: "cache-password-5e1f" };
 const TOKEN_NAME = "cache-token";
-
-interface Ran {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let emulator: RunningEmulator;
 let tokenValue: string;
@@ -41,17 +35,8 @@ function folder(): string {
 }
 
 function run(cwd: string, extraEnv: NodeJS.ProcessEnv = {}, name = TOKEN_NAME): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const env = { ...credentialsEnv(emulator, account), ...extraEnv };
-    const child = spawn(process.execPath, [LAUNCHER, "token-read"], { cwd, env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(JSON.stringify({ name }));
-  });
+  const env = { ...credentialsEnv(emulator, account), ...extraEnv };
+  return runProcess(process.execPath, [LAUNCHER, "token-read"], { cwd, env, stdin: JSON.stringify({ name }) });
 }
 
 async function runOk(cwd: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {

@@ -5,25 +5,12 @@
  * both in the stack folder. This tests the scripts' side of each protocol; the real-Terraform
  * suites test the rest.
  */
-import { spawn } from "node:child_process";
+import { runProcess, type Ran } from "./processes";
 
-export interface Ran {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type { Ran };
 
 function run(file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string }): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c) => (stdout += c));
-    child.stderr.on("data", (c) => (stderr += c));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.stdin ?? "");
-  });
+  return runProcess(file, args, { ...opts, stdin: opts.stdin ?? "" });
 }
 
 /** Terraform's reading of a literal string: `$${` and `%%{` are escapes for `${` and `%{`. */
