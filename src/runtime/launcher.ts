@@ -3,17 +3,20 @@
  * (./main.ts, bundled to lib/assets/gpucloud-tf-main.js) through a V8 code cache.
  *
  * Terraform starts the script once per data source read and once per provisioner, and each start
- * compiled its 380 KiB from source: about a fifth of a run. A run that finds no usable cache
+ * compiled its 250 KiB from source: about a fifth of a run. A run that finds no usable cache
  * compiles from source as before and, when it exits with 0, stores the compiled code in
  * `.gpucloud-cache/` of its working directory (the stack folder), for the runs after it. It is
  * what Node 22's module.enableCompileCache() does for modules, done here so that Node 20 has it
  * too and the cache stays beside the state it serves instead of in a shared temp folder.
  *
  * What makes this safe:
- * - V8 checks a cache against its own version, the V8 flags and the length of the source, and
- *   compiles from source when any of them differs. The file name adds what V8 does not check:
- *   a digest of the script taken at build time, the node version and architecture, and the node
- *   options, so that runs of other versions or options keep caches of their own.
+ * - A cache file starts with a sha-256 of the script's source and of the compiled code, checked
+ *   before V8 sees it: V8 itself checks only its own version, its flags and the source's length,
+ *   and a release build runs damaged code as it finds it (a crash in every later run) or the old
+ *   code of a source edited to the same length.
+ * - The file name holds what must match for the compiled code to be of any use: a digest of the
+ *   script taken at build time, the command (each command compiles other functions), the node
+ *   version and architecture, and the node options.
  * - The cache holds compiled code and the literals of the source, nothing a run computed: no
  *   credential, token or API answer (test/runtime/code-cache.test.ts looks for them in it).
  * - One writer at a time (the temporary file is created exclusively), renamed into place whole;
@@ -21,7 +24,8 @@
  * - GPUCLOUD_NO_CODE_CACHE=1 turns it off: no file is read or written.
  * - NODE_DEBUG=gpucloud-cache prints what it did (read, rejected, written, skipped) on stderr.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { debuglog } from "node:util";
 import { setFlagsFromString } from "node:v8";
@@ -35,9 +39,13 @@ const CODE_CACHE_DIR = ".gpucloud-cache";
 const NO_CODE_CACHE_ENV = "GPUCLOUD_NO_CODE_CACHE";
 const CACHE_PREFIX = "gpucloud-tf-";
 const CACHE_SUFFIX = ".v8cache";
+const TEMP_SUFFIX = ".tmp";
+/** The file format: these bytes, then the digest, then V8's cached data. */
+const MAGIC = Buffer.from("gpucloud-v8cache-1\n");
+const DIGEST_BYTES = 32;
 /** A temporary file this old was left by a run that died while writing it. */
 const STALE_TEMP_MS = 60_000;
-/** Caches of other script versions, node versions or options are removed when this old. */
+/** Caches of other script versions, commands, node versions or options, written this long ago, are removed. */
 const UNUSED_CACHE_MS = 7 * 24 * 3600 * 1000;
 
 /**
@@ -60,19 +68,31 @@ function fnv1a(text: string): string {
   return hash.toString(16).padStart(8, "0");
 }
 
-/** The cache file for this script, node and node options, in the working directory. */
-function codeCacheFile(source: string, env: NodeJS.ProcessEnv, execArgv: readonly string[]): string {
-  const options = fnv1a(`${execArgv.join("\0")}\n${env.NODE_OPTIONS ?? ""}`);
-  const key = `${__GPUCLOUD_MAIN_DIGEST__}-${source.length}-${process.version}-${process.arch}-${options}`;
+/** The cache file for this script, command, node and node options, in the working directory. */
+function codeCacheFile(source: Buffer, command: string): string {
+  const options = fnv1a(`${process.execArgv.join("\0")}\n${process.env.NODE_OPTIONS ?? ""}`);
+  const commandPart = /^[a-z-]{1,40}$/.test(command) ? command : fnv1a(command);
+  const key = `${__GPUCLOUD_MAIN_DIGEST__}-${source.length}-${commandPart}-${process.version}-${process.arch}-${options}`;
   return path.resolve(CODE_CACHE_DIR, `${CACHE_PREFIX}${key}${CACHE_SUFFIX}`);
 }
 
-function readIfPresent(file: string): Buffer | undefined {
+function digestOf(source: Buffer, cachedData: Buffer): Buffer {
+  return createHash("sha256").update(source).update(cachedData).digest();
+}
+
+/** The cached data in `file` if it is there and whole and made from `source`, else undefined. */
+function readCodeCache(file: string, source: Buffer): { data?: Buffer; state: string } {
+  let bytes: Buffer;
   try {
-    return readFileSync(file);
+    bytes = readFileSync(file);
   } catch {
-    return undefined;
+    return { state: "none" };
   }
+  const head = MAGIC.length + DIGEST_BYTES;
+  if (bytes.length <= head || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return { state: "damaged" };
+  const data = bytes.subarray(head);
+  if (!digestOf(source, data).equals(bytes.subarray(MAGIC.length, head))) return { state: "damaged or made from another source" };
+  return { data, state: "read" };
 }
 
 /**
@@ -97,17 +117,23 @@ function removeIfOlderThan(file: string, ageMs: number): void {
   }
 }
 
-function removeUnusedCaches(dir: string, keep: string): void {
+/** Other caches written long ago, and temporary files of runs that died. */
+function removeUnusedFiles(dir: string, keep: string): void {
   for (const name of readdirSync(dir)) {
-    if (name !== keep && name.startsWith(CACHE_PREFIX) && name.endsWith(CACHE_SUFFIX)) {
-      removeIfOlderThan(path.join(dir, name), UNUSED_CACHE_MS);
-    }
+    if (name === keep || !name.startsWith(CACHE_PREFIX)) continue;
+    if (name.endsWith(CACHE_SUFFIX)) removeIfOlderThan(path.join(dir, name), UNUSED_CACHE_MS);
+    else if (name.endsWith(TEMP_SUFFIX)) removeIfOlderThan(path.join(dir, name), STALE_TEMP_MS);
   }
 }
 
 /** Stores the script's compiled code at the end of a run (called from the "exit" event). */
-function writeCodeCache(script: Script, cacheFile: string, probe: Buffer): void {
-  const temp = `${cacheFile}.tmp`;
+function writeCodeCache(script: Script, source: Buffer, cacheFile: string, replace: boolean, probe: Buffer): void {
+  // Another run started with this one may have written it meanwhile.
+  if (!replace && existsSync(cacheFile)) {
+    debug("not written: another run wrote it");
+    return;
+  }
+  const temp = `${cacheFile}${TEMP_SUFFIX}`;
   let fd: number;
   try {
     mkdirSync(path.dirname(cacheFile), { recursive: true });
@@ -126,13 +152,14 @@ function writeCodeCache(script: Script, cacheFile: string, probe: Buffer): void 
       debug("not written: V8's flags could not be set back to what they were at start");
       return;
     }
-    writeFileSync(fd, script.createCachedData());
+    const data = script.createCachedData();
+    writeFileSync(fd, Buffer.concat([MAGIC, digestOf(source, data), data]));
     closeSync(fd);
     fd = -1;
     renameSync(temp, cacheFile);
     renamed = true;
     debug("written: %s", cacheFile);
-    removeUnusedCaches(path.dirname(cacheFile), path.basename(cacheFile));
+    removeUnusedFiles(path.dirname(cacheFile), path.basename(cacheFile));
   } catch (err) {
     // Only a cache: the next run compiles from source and tries again.
     debug("not written: %s", (err as Error).message);
@@ -145,17 +172,20 @@ function writeCodeCache(script: Script, cacheFile: string, probe: Buffer): void 
 function launch(): void {
   const mainFile = path.join(__dirname, MAIN_FILE);
   // The bundle is one function expression: (function (exports, require, module, __filename, __dirname) {...}).
-  const source = readFileSync(mainFile, "utf8");
-  const cacheFile = process.env[NO_CODE_CACHE_ENV] === "1" ? undefined : codeCacheFile(source, process.env, process.execArgv);
-  const cachedData = cacheFile ? readIfPresent(cacheFile) : undefined;
-  const script = new Script(source, { filename: mainFile, cachedData });
-  const accepted = cachedData !== undefined && script.cachedDataRejected === false;
-  if (cacheFile) debug("%s: %s", accepted ? "accepted" : cachedData === undefined ? "none" : "rejected", cacheFile);
-  if (cacheFile && !accepted) {
-    const probe = flagProbe();
-    process.once("exit", (code) => {
-      if (code === 0) writeCodeCache(script, cacheFile, probe);
-    });
+  const sourceBytes = readFileSync(mainFile);
+  const cacheFile = process.env[NO_CODE_CACHE_ENV] === "1" ? undefined : codeCacheFile(sourceBytes, process.argv[2] ?? "");
+  const cached = cacheFile ? readCodeCache(cacheFile, sourceBytes) : { state: "off" };
+  const script = new Script(sourceBytes.toString("utf8"), { filename: mainFile, cachedData: cached.data });
+  const accepted = cached.data !== undefined && script.cachedDataRejected === false;
+  if (cacheFile) {
+    debug("%s: %s", accepted ? "accepted" : cached.data !== undefined ? "rejected by V8" : cached.state, cacheFile);
+    if (!accepted) {
+      const probe = flagProbe();
+      const replace = cached.state !== "none";
+      process.once("exit", (code) => {
+        if (code === 0) writeCodeCache(script, sourceBytes, cacheFile, replace, probe);
+      });
+    }
   }
   const moduleFunction = script.runInThisContext() as (...args: unknown[]) => void;
   moduleFunction.call(module.exports, module.exports, require, module, mainFile, __dirname);

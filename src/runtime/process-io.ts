@@ -1,33 +1,19 @@
 /**
- * The script's standard input, output and error as Terraform connects them (pipes), read and
- * written with blocking calls on fds 0, 1 and 2 instead of through process.stdin, process.stdout
- * and process.stderr: each of those streams costs a run 1 to 2 ms to set up on first use, and
- * for pipes Node writes them synchronously anyway. Where a descriptor is non-blocking (EAGAIN),
- * the stream takes over from that point, after what was already read or written.
+ * The script's standard output and error as Terraform connects them (pipes), written with
+ * blocking calls on fds 1 and 2 instead of through process.stdout and process.stderr: each of
+ * those streams costs a run about a millisecond to set up on first use, and for pipes Node writes
+ * them synchronously anyway. Where a write fails (EAGAIN on a non-blocking descriptor, say), the
+ * stream takes over from that point, after what was already written.
+ *
+ * Standard input stays a stream: a blocking read would stop the event loop, and with it the
+ * watchdog, for as long as the writer keeps stdin open.
  */
-import { readSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
 
-/**
- * The query on stdin. Terraform's external provider writes it whole and closes stdin before it
- * waits for the program, so blocking reads of fd 0 get it; on EAGAIN the stream reads the rest.
- */
-export function readQuery(
-  readChunk: (buffer: Buffer) => number = (buffer) => readSync(0, buffer),
-  stream: () => NodeJS.ReadableStream = () => process.stdin,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  const buffer = Buffer.allocUnsafe(64 * 1024);
-  try {
-    for (let n = readChunk(buffer); n > 0; n = readChunk(buffer)) chunks.push(Buffer.from(buffer.subarray(0, n)));
-  } catch {
-    return readAll(stream(), chunks);
-  }
-  return Promise.resolve(Buffer.concat(chunks).toString("utf8"));
-}
-
-/** Reads `stream` to its end, after the bytes already in `chunks`. */
-function readAll(stream: NodeJS.ReadableStream, chunks: Buffer[]): Promise<string> {
+/** The query on stdin, read to its end. */
+export function readQuery(stream: NodeJS.ReadableStream = process.stdin): Promise<string> {
   return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
     stream.on("data", (chunk: Buffer) => chunks.push(chunk));
     stream.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     stream.on("error", reject);

@@ -4,7 +4,7 @@
  * and zod the script uses (scripts/bundle/), and what it leaves out is never needed: English
  * validation messages, https, and results larger than a pipe's buffer still work.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
@@ -138,8 +138,7 @@ describe("runtime bundle", () => {
   test("waits for a query that arrives late and in pieces on stdin", async () => {
     const server = http.createServer(apiHandler([flavor(3, { gpu: "H100" }), flavor(4, { gpu: "A100" })]));
     const port = await listen(server);
-    // The script's blocking reads of fd 0 must wait for every piece and stop only at the end of
-    // input. (The EAGAIN fallback to the stream: test/runtime/config.test.ts.)
+    // The script must wait for every piece and stop reading only at the end of input.
     const query = JSON.stringify({ gpu: "H100", region_id: "r1" });
     const pieces = [query.slice(0, 5), query.slice(5, 12), query.slice(12)];
     const writer = pieces.map((p) => `sleep 0.15; printf '%s' '${p}'`).join("; ");
@@ -155,6 +154,23 @@ describe("runtime bundle", () => {
       server.close();
     }
   });
+
+  test("a stdin that is never closed still ends the run: the watchdog fires 15 s after the budget", async () => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [BUNDLE, "token-read"], {
+      cwd: workDir,
+      env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: "http://127.0.0.1:9", GPUCLOUD_TIMEOUT_SECONDS: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdin.write('{"name":'); // and never more, never closed
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    child.stdin.destroy();
+    expect(code).toBe(1);
+    expect(stderr).toContain("gave up after 16s without finishing");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
+  }, 40_000);
 
   const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
   (hasOpenssl ? test : test.skip)("https works without undici's HTTP/2 code (TLS loaded on connect)", async () => {

@@ -58,7 +58,7 @@ function cacheEntries(cwd: string): string[] {
 function onlyCacheFile(cwd: string): string {
   const entries = cacheEntries(cwd);
   expect(entries).toHaveLength(1);
-  expect(entries[0]).toMatch(/^gpucloud-tf-[0-9a-f]{16}-\d+-v\d+\.\d+\.\d+-[a-z0-9]+-[0-9a-f]{8}\.v8cache$/);
+  expect(entries[0]).toMatch(/^gpucloud-tf-[0-9a-f]{16}-\d+-token-read-v\d+\.\d+\.\d+-[a-z0-9]+-[0-9a-f]{8}\.v8cache$/);
   return path.join(cwd, CACHE_DIR, entries[0]!);
 }
 
@@ -100,20 +100,59 @@ describe("code cache of the runtime script", () => {
     }
   });
 
-  test("a damaged cache is compiled around and replaced", async () => {
+  test.each([
+    ["every byte", (bytes: Buffer) => bytes.fill(0x5a)],
+    // V8 checks only its header: damage after it would crash the run (and every later one).
+    ["64 bytes in the middle of the compiled code", (bytes: Buffer) => bytes.fill(0, bytes.length >> 1, (bytes.length >> 1) + 64)],
+    ["the last byte", (bytes: Buffer) => bytes.fill(bytes[bytes.length - 1]! ^ 0xff, bytes.length - 1)],
+  ])("a cache damaged in %s is compiled around and replaced", async (_what, damage) => {
     const cwd = folder();
     await runOk(cwd);
     const file = onlyCacheFile(cwd);
-    const size = statSync(file).size;
-    const garbage = Buffer.alloc(size, 0x5a);
-    writeFileSync(file, garbage);
+    const damaged = damage(readFileSync(file));
+    writeFileSync(file, damaged);
     const ran = await run(cwd, { NODE_DEBUG: "gpucloud-cache" });
     expect(ran.code).toBe(0);
-    expect(ran.stderr).toMatch(/GPUCLOUD-CACHE \d+: rejected: /);
+    expect(JSON.parse(ran.stdout).token).toBe(tokenValue);
+    expect(ran.stderr).toMatch(/GPUCLOUD-CACHE \d+: damaged/);
     expect(ran.stderr).toMatch(/GPUCLOUD-CACHE \d+: written: /);
-    const replaced = readFileSync(file);
-    expect(replaced.equals(garbage)).toBe(false);
+    expect(readFileSync(file).equals(damaged)).toBe(false);
     expect(cacheEntries(cwd)).toEqual([path.basename(file)]);
+    const after = await run(cwd, { NODE_DEBUG: "gpucloud-cache" });
+    expect(after.stderr).toMatch(/GPUCLOUD-CACHE \d+: accepted: /);
+  });
+
+  test("a script edited to the same length runs as edited, not as cached", async () => {
+    // A copy of the runtime folder, whose script is then changed without changing its length.
+    const assets = folder();
+    for (const name of readdirSync(path.dirname(LAUNCHER))) writeFileSync(path.join(assets, name), readFileSync(path.join(path.dirname(LAUNCHER), name)));
+    const cwd = folder();
+    const runCopy = () =>
+      runProcess(process.execPath, [path.join(assets, "gpucloud-tf.js"), "token-read"], {
+        cwd,
+        env: { ...credentialsEnv(emulator, account), NODE_DEBUG: "gpucloud-cache" },
+        stdin: JSON.stringify({ name: TOKEN_NAME }),
+      });
+    expect((await runCopy()).stderr).toContain("gpucloud: logged in as");
+    const main = path.join(assets, "gpucloud-tf-main.js");
+    const source = readFileSync(main, "utf8");
+    expect(source).toContain("logged in as ");
+    writeFileSync(main, source.replace("logged in as ", "LOGGED-IN-AS "));
+    const ran = await runCopy();
+    expect(ran.code).toBe(0);
+    expect(ran.stderr).toMatch(/GPUCLOUD-CACHE \d+: damaged or made from another source/);
+    expect(ran.stderr).toContain("gpucloud: LOGGED-IN-AS");
+  });
+
+  test("each command has a cache of its own", async () => {
+    const cwd = folder();
+    await runOk(cwd);
+    const flavors = await runProcess(process.execPath, [LAUNCHER, "flavors"], { cwd, env: credentialsEnv(emulator, account), stdin: "{}" });
+    expect(flavors.code).toBe(0);
+    const entries = cacheEntries(cwd);
+    expect(entries).toHaveLength(2);
+    expect(entries.filter((e) => e.includes("-flavors-"))).toHaveLength(1);
+    expect(entries.filter((e) => e.includes("-token-read-"))).toHaveLength(1);
   });
 
   test("a run that fails stores none", async () => {

@@ -1,43 +1,9 @@
 /**
- * The script's stdin, stdout and stderr (src/runtime/process-io.ts): blocking calls on the
- * descriptors, the streams only from the first EAGAIN on, with no byte lost or reordered.
+ * The script's stdout and stderr (src/runtime/process-io.ts): blocking writes on the
+ * descriptors, the streams only from the first failed write on, with no byte lost or reordered.
  */
 import { PassThrough } from "node:stream";
-import { FdWriter, readQuery } from "../../src/runtime/process-io";
-
-describe("readQuery", () => {
-  /** A reader of fd 0 that returns `pieces` in turn, then `end` (0 for end of input, or an error). */
-  function reader(pieces: Array<string | Buffer>, end: number | Error) {
-    const queue = pieces.map((p) => (typeof p === "string" ? Buffer.from(p) : p));
-    return (buffer: Buffer): number => {
-      const next = queue.shift();
-      if (next === undefined) {
-        if (end instanceof Error) throw end;
-        return end;
-      }
-      next.copy(buffer);
-      return next.length;
-    };
-  }
-  const eagain = Object.assign(new Error("EAGAIN: resource temporarily unavailable, read"), { code: "EAGAIN" });
-
-  test("reads fd 0 to its end without touching the stream", async () => {
-    const text = await readQuery(reader(['{"name":', '"ci"}'], 0), () => {
-      throw new Error("the stream must not be used");
-    });
-    expect(text).toBe('{"name":"ci"}');
-  });
-
-  test("on EAGAIN reads the rest from the stream, keeping what fd 0 gave, split characters included", async () => {
-    const query = Buffer.from('{"name":"ünïcode"}');
-    // Cut inside the two-byte "ü", so that decoding the pieces one by one would garble it.
-    const cut = query.indexOf(Buffer.from("ü")) + 1;
-    const stream = new PassThrough();
-    const pending = readQuery(reader([query.subarray(0, cut)], eagain), () => stream);
-    setTimeout(() => stream.end(query.subarray(cut)), 10);
-    expect(await pending).toBe('{"name":"ünïcode"}');
-  });
-});
+import { FdWriter } from "../../src/runtime/process-io";
 
 describe("FdWriter", () => {
   const eagainError = () => Object.assign(new Error("EAGAIN: resource temporarily unavailable, write"), { code: "EAGAIN" });

@@ -212,8 +212,9 @@ async function main(): Promise<void> {
         }
       }
       const warmCache = path.join(programs[0]!.cwd, CODE_CACHE_DIR);
-      const cached = existsSync(warmCache) ? readdirSync(warmCache).filter((f) => f.endsWith(".v8cache")) : [];
-      if (cached.length !== 1) throw new Error(`expected one code cache in ${warmCache} after the runs, found ${cached.length}`);
+      // One cache per command (the command is part of its name).
+      const cached = existsSync(warmCache) ? readdirSync(warmCache).filter((f) => f.includes(`-${c.command}-`) && f.endsWith(".v8cache")) : [];
+      if (cached.length !== 1) throw new Error(`expected one code cache of ${c.command} in ${warmCache} after the runs, found ${cached.length}`);
       console.log(`${c.command}: code cache ${cached[0]} ${fmtKb(statSync(path.join(warmCache, cached[0]!)).size)}`);
       const stat = (s: Sample[]) => ({
         median: quantile(s.map((x) => x.wallMs), 0.5),
