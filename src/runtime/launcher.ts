@@ -154,8 +154,9 @@ function writeCodeCache(script: Script, source: Buffer, cacheFile: string, repla
     }
     const data = script.createCachedData();
     writeFileSync(fd, Buffer.concat([MAGIC, digestOf(source, data), data]));
-    closeSync(fd);
-    fd = -1;
+    const written = fd;
+    fd = -1; // closed below even if the close fails: a second close could hit another file
+    closeSync(written);
     renameSync(temp, cacheFile);
     renamed = true;
     debug("written: %s", cacheFile);
