@@ -184,7 +184,13 @@ function launch(): void {
       const probe = flagProbe();
       const replace = cached.state !== "none";
       process.once("exit", (code) => {
-        if (code === 0) writeCodeCache(script, sourceBytes, cacheFile, replace, probe);
+        if (code !== 0) return;
+        try {
+          writeCodeCache(script, sourceBytes, cacheFile, replace, probe);
+        } catch (err) {
+          // Nothing of a cache may change how the run ends.
+          debug("not written: %s", (err as Error).message);
+        }
       });
     }
   }
