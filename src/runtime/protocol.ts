@@ -85,13 +85,14 @@ export const InventoryQueryField = {
 
 /** Per managed token; all strings; "" where there is no such token. */
 export const InventoryResultField = {
-  ID: "id",
-  NAME: "name",
-  DESCRIPTION: "description",
+  // The token's attributes, under the names `token-read` gives them (the runtime writes both alike).
+  ID: "id" satisfies keyof TokenAttributes,
+  NAME: "name" satisfies keyof TokenAttributes,
+  DESCRIPTION: "description" satisfies keyof TokenAttributes,
   /** The token's value (the construct marks it sensitive). */
-  TOKEN: "token",
-  CREATED_AT: "created_at",
-  LAST_USED: "last_used",
+  TOKEN: "token" satisfies keyof TokenAttributes,
+  CREATED_AT: "created_at" satisfies keyof TokenAttributes,
+  LAST_USED: "last_used" satisfies keyof TokenAttributes,
   /** "true" when a token of that name exists and matches every managed field. */
   IN_SYNC: "in_sync",
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */

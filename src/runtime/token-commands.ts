@@ -13,7 +13,7 @@ import {
 import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { CredentialEnv, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
 import { currentRunId } from "./run-scope";
-import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
+import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, tokenAttributes, type TokenView } from "./token-names";
 
 /** What the provisioner commands take from outside, so that tests can pin the run. */
 export interface TokenCommandDeps {
@@ -29,14 +29,7 @@ export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise
   return withClient(ctx, query.base_url || undefined, async (client) => {
     const token = pickByName(await allTokens(client, ctx), name, ctx.out.warn);
     if (!token) throw new Error(`no API token is named "${name}"`);
-    return {
-      id: token.id,
-      name: token.name,
-      description: token.description ?? "",
-      token: token.token,
-      created_at: String(token.created_at),
-      last_used: String(token.last_used ?? 0),
-    };
+    return tokenAttributes(token);
   });
 }
 

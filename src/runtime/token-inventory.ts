@@ -1,7 +1,7 @@
 import { ConfigError } from "./config";
 import { withClient, type RuntimeContext } from "./context";
 import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
-import { allTokens, pickByName, pickByPreviousNames, requireName, type TokenView } from "./token-names";
+import { allTokens, NO_TOKEN_ATTRIBUTES, pickByName, pickByPreviousNames, requireName, tokenAttributes, type TokenView } from "./token-names";
 
 /** One managed token as the stack's inventory query describes it. */
 export interface ManagedToken {
@@ -46,12 +46,7 @@ export function parseInventoryQuery(query: Record<string, string>): ManagedToken
 export function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void): Record<string, string> {
   const token = pickByName(tokens, managed.name, warn);
   const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
-    [InventoryResultField.ID]: t?.id ?? "",
-    [InventoryResultField.NAME]: t?.name ?? "",
-    [InventoryResultField.DESCRIPTION]: t?.description ?? "",
-    [InventoryResultField.TOKEN]: t?.token ?? "",
-    [InventoryResultField.CREATED_AT]: t ? String(t.created_at) : "",
-    [InventoryResultField.LAST_USED]: t ? String(t.last_used ?? 0) : "",
+    ...(t ? tokenAttributes(t) : NO_TOKEN_ATTRIBUTES),
     [InventoryResultField.IN_SYNC]: inSync ? "true" : "false",
     [InventoryResultField.REASON]: reason,
   });

@@ -1,6 +1,7 @@
 import { listAllTokens, MAX_TOKEN_NAME_LENGTH, type GpuCloudClient } from "../client";
 import { ConfigError } from "./config";
 import type { RuntimeContext } from "./context";
+import type { TokenAttributes } from "./protocol";
 
 /** The fields of an API token this script relies on. */
 export interface TokenView {
@@ -11,6 +12,25 @@ export interface TokenView {
   readonly created_at: number;
   readonly last_used?: number;
 }
+
+/**
+ * A token as Terraform reads it: every attribute a string (the external data source's result
+ * is a map of strings), `""` for no description and `"0"` for never used. The same fields are the
+ * inventory's per-token result fields.
+ */
+export function tokenAttributes(token: TokenView): TokenAttributes {
+  return {
+    id: token.id,
+    name: token.name,
+    description: token.description ?? "",
+    token: token.token,
+    created_at: String(token.created_at),
+    last_used: String(token.last_used ?? 0),
+  };
+}
+
+/** The attributes of a token that is not there. */
+export const NO_TOKEN_ATTRIBUTES: TokenAttributes = { id: "", name: "", description: "", token: "", created_at: "", last_used: "" };
 
 /**
  * The token that a name designates. The API does not promise unique names; if several tokens
