@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { runtimeBundlePlugin, writeLlhttpWasmFiles } from "./bundle/runtime-plugin.mjs";
+import { LLHTTP_V8_FLAGS, runtimeBundlePlugin, writeLlhttpWasmFiles } from "./bundle/runtime-plugin.mjs";
 import toolBundle from "./tool-bundle-options.cjs";
 
 const { toolBundleOptions } = toolBundle;
@@ -16,22 +16,27 @@ const { toolBundleOptions } = toolBundle;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const at = (p) => path.join(root, p);
 
-// The script proper: one function expression, (function (exports, require, module, __filename,
-// __dirname) {...}), that the launcher compiles with a V8 code cache (src/runtime/launcher.ts).
-const runtime = await build({
-  entryPoints: [at("src/runtime/main.ts")],
-  outfile: at("lib/assets/gpucloud-tf-main.js"),
+// Both files of the script Terraform runs: Node 20 CommonJS, no comments, no white space (every
+// stack folder carries a copy), names kept for readable stack traces.
+const runtimeOptions = {
   bundle: true,
   platform: "node",
   target: "node20", // undici 7 needs Node >= 20.18
   format: "cjs",
   legalComments: "none",
-  // Every stack folder carries a copy: drop white space, keep names for readable stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
+  logLevel: "warning",
+};
+
+// The script proper: one function expression, (function (exports, require, module, __filename,
+// __dirname) {...}), that the launcher compiles with a V8 code cache (src/runtime/launcher.ts).
+const runtime = await build({
+  ...runtimeOptions,
+  entryPoints: [at("src/runtime/main.ts")],
+  outfile: at("lib/assets/gpucloud-tf-main.js"),
   banner: { js: "(function (exports, require, module, __filename, __dirname) {" },
   footer: { js: "})" },
-  logLevel: "warning",
   // Terraform starts the script once per read: load only the parts of undici it uses.
   plugins: [runtimeBundlePlugin()],
   metafile: true,
@@ -41,22 +46,18 @@ writeLlhttpWasmFiles(at("lib/assets"));
 mkdirSync(at("build"), { recursive: true });
 writeFileSync(at("build/gpucloud-tf.meta.json"), JSON.stringify(runtime.metafile));
 
-// The file Terraform starts; it knows the script by a digest, for the names of its code caches.
+// The file Terraform starts (compiled from source on every run: it is what reads the cache). It
+// knows the script by a digest, for the names of its code caches, and the flags to set back.
 const mainDigest = createHash("sha256").update(readFileSync(at("lib/assets/gpucloud-tf-main.js"))).digest("hex").slice(0, 16);
 await build({
+  ...runtimeOptions,
   entryPoints: [at("src/runtime/launcher.ts")],
   outfile: at("lib/assets/gpucloud-tf.js"),
-  bundle: true,
-  platform: "node",
-  target: "node20",
-  format: "cjs",
-  legalComments: "none",
   banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
-  define: { __GPUCLOUD_MAIN_DIGEST__: JSON.stringify(mainDigest) },
-  // Compiled from source on every run (it is what reads the cache): keep it small.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: "warning",
+  define: {
+    __GPUCLOUD_MAIN_DIGEST__: JSON.stringify(mainDigest),
+    __GPUCLOUD_RESTORE_V8_FLAGS__: JSON.stringify(LLHTTP_V8_FLAGS.restore),
+  },
 });
 
 // Repo tooling: dependencies stay in node_modules; the library itself is reached through

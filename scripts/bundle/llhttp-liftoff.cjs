@@ -13,7 +13,7 @@
 //   which would make every core module loaded later (node:tls on an https connection, for one)
 //   compile from source. Tier-up stays off to the end of the run: V8 11 (Node 20) turns it off
 //   with `--liftoff-only` and leaves it off after the reset; V8 13 (Node 24) does not, and tiers
-//   up after the reset unless told, so both are said explicitly. The launcher
+//   up after the reset unless told, so both are turned off by name. The launcher
 //   (src/runtime/launcher.ts) turns them back on before it stores its code cache at exit.
 "use strict";
 const { readFileSync } = require("node:fs");
@@ -23,7 +23,8 @@ const { setFlagsFromString } = require("node:v8");
 // `__dirname` is the folder of the bundle (lib/assets/, or assets/gpucloud-runtime/<hash>/ in a stack).
 const bytes = readFileSync(path.join(__dirname, __LLHTTP_WASM_FILE__));
 
-setFlagsFromString("--liftoff-only --no-wasm-tier-up --no-wasm-dynamic-tiering");
-queueMicrotask(() => setFlagsFromString("--no-liftoff-only"));
+// The flags: LLHTTP_V8_FLAGS in runtime-plugin.mjs.
+setFlagsFromString(__LLHTTP_COMPILE_FLAGS__);
+queueMicrotask(() => setFlagsFromString(__LLHTTP_AFTER_COMPILE_FLAGS__));
 
 module.exports = bytes;

@@ -29,6 +29,18 @@ export const LLHTTP_WASM_FILES = {
   "llhttp-wasm.js": "llhttp.wasm",
 };
 
+/**
+ * The V8 flags around the parser's compile (see llhttp-liftoff.cjs): set for it, set back right
+ * after it (Liftoff only), and set back at the end of the run before the launcher stores its code
+ * cache (tier-up, which stays off until then). One list, so that the three cannot drift apart.
+ */
+const LLHTTP_TIER_FLAGS = ["wasm-tier-up", "wasm-dynamic-tiering"];
+export const LLHTTP_V8_FLAGS = {
+  compile: ["--liftoff-only", ...LLHTTP_TIER_FLAGS.map((f) => `--no-${f}`)].join(" "),
+  afterCompile: "--no-liftoff-only",
+  restore: ["--no-liftoff-only", ...LLHTTP_TIER_FLAGS.map((f) => `--${f}`)].join(" "),
+};
+
 /** Writes the parsers' bytes, as undici's modules export them, into `dir`. */
 export function writeLlhttpWasmFiles(dir) {
   const require = createRequire(import.meta.url);
@@ -58,10 +70,10 @@ export function runtimeBundlePlugin() {
           : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: "llhttp-liftoff" }, (args) => ({
-        contents: readFileSync(path.join(here, "llhttp-liftoff.cjs"), "utf8").replaceAll(
-          "__LLHTTP_WASM_FILE__",
-          JSON.stringify(LLHTTP_WASM_FILES[path.basename(args.path)]),
-        ),
+        contents: readFileSync(path.join(here, "llhttp-liftoff.cjs"), "utf8")
+          .replaceAll("__LLHTTP_WASM_FILE__", JSON.stringify(LLHTTP_WASM_FILES[path.basename(args.path)]))
+          .replaceAll("__LLHTTP_COMPILE_FLAGS__", JSON.stringify(LLHTTP_V8_FLAGS.compile))
+          .replaceAll("__LLHTTP_AFTER_COMPILE_FLAGS__", JSON.stringify(LLHTTP_V8_FLAGS.afterCompile)),
         resolveDir: here,
         loader: "js",
       }));

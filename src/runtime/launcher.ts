@@ -33,6 +33,15 @@ import { Script } from "node:vm";
 
 /** sha-256 of lib/assets/gpucloud-tf-main.js (first 16 hex digits), put in by scripts/build.mjs. */
 declare const __GPUCLOUD_MAIN_DIGEST__: string;
+/**
+ * The V8 flags that set back what the bundle's llhttp wrapper (scripts/bundle/llhttp-liftoff.cjs)
+ * turned off for its WebAssembly parser and left off to the end of the run (tier-up); put in by
+ * scripts/build.mjs from LLHTTP_V8_FLAGS.restore in scripts/bundle/runtime-plugin.mjs. A cache
+ * made while they differ from V8's defaults would be rejected by every later run, so they are set
+ * back before one is made; V8 then has no WebAssembly left to run. If a V8 version ties other
+ * flags to these, the probe below notices and no cache is written.
+ */
+declare const __GPUCLOUD_RESTORE_V8_FLAGS__: string;
 
 const MAIN_FILE = "gpucloud-tf-main.js";
 const CODE_CACHE_DIR = ".gpucloud-cache";
@@ -47,15 +56,6 @@ const DIGEST_BYTES = 32;
 const STALE_TEMP_MS = 60_000;
 /** Caches of other script versions, commands, node versions or options, written this long ago, are removed. */
 const UNUSED_CACHE_MS = 7 * 24 * 3600 * 1000;
-
-/**
- * The V8 flags that the bundle's llhttp wrapper (scripts/bundle/llhttp-liftoff.cjs) turns off for
- * its WebAssembly parser and that stay off to the end of the run (tier-up). A cache made while
- * they differ from V8's defaults would be rejected by every later run, so they are set back
- * before one is made; V8 then has no WebAssembly left to run. If a V8 version ties other flags
- * to these, the probe below notices and no cache is written.
- */
-const RESTORE_DEFAULT_FLAGS = "--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering";
 
 const debug = debuglog("gpucloud-cache");
 
@@ -147,7 +147,7 @@ function writeCodeCache(script: Script, source: Buffer, cacheFile: string, repla
   }
   let renamed = false;
   try {
-    setFlagsFromString(RESTORE_DEFAULT_FLAGS);
+    setFlagsFromString(__GPUCLOUD_RESTORE_V8_FLAGS__);
     if (!flagsAsAtStart(probe)) {
       debug("not written: V8's flags could not be set back to what they were at start");
       return;
