@@ -5,9 +5,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { buildSync } from "esbuild";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { runProcess, type Ran } from "../support/processes";
+import { bundleProgram, runProcess, type Ran } from "../support/processes";
 
 const PASSWORD = "cli-secret-password-77e1";
 const root = path.join(__dirname, "../..");
@@ -21,15 +20,7 @@ describe("gpucloud CLI", () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "gpucloud-cli-"));
     script = path.join(dir, "gpucloud.js");
-    buildSync({
-      entryPoints: [path.join(root, "src/cli/gpucloud.ts")],
-      outfile: script,
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "cjs",
-      logLevel: "silent",
-    });
+    bundleProgram(path.join(root, "src/cli/gpucloud.ts"), script);
     emulator = await startEmulator({ users: [{ username: "cli-user", password: PASSWORD }] });
     env = { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: "cli-user", GPUCLOUD_PASSWORD: PASSWORD };
   });

@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { buildSync } from "esbuild";
 import { main, parseArgs, USAGE } from "../../src/emulator/cli";
 import { md5Hex, startEmulator } from "../../src/emulator";
+import { bundleProgram } from "../support/processes";
 import { call } from "./helpers";
 
 function capture() {
@@ -142,15 +142,7 @@ describe("compiled CLI (bundled from the sources, run as a process)", () => {
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), "gpucloud-cli-"));
     script = path.join(dir, "cli.js");
-    buildSync({
-      entryPoints: [path.join(__dirname, "../../src/emulator/cli.ts")],
-      outfile: script,
-      bundle: true,
-      platform: "node",
-      target: "node20",
-      format: "cjs",
-      logLevel: "silent",
-    });
+    bundleProgram(path.join(__dirname, "../../src/emulator/cli.ts"), script);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

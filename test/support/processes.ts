@@ -1,5 +1,7 @@
-// One child process run to its end, as the suites that start the script or the CLI need it.
+// Programs run as processes: one child run to its end, and a program bundled from the sources,
+// as the suites that start the script or a CLI need them.
 import { spawn } from "node:child_process";
+import { buildSync } from "esbuild";
 
 export interface Ran {
   readonly code: number | null;
@@ -26,4 +28,12 @@ export function runProcess(file: string, args: readonly string[], opts: RunOptio
     child.on("close", (code) => resolve({ code, stdout, stderr }));
     if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
   });
+}
+
+/**
+ * Bundles `entry` (a program in src/) with its dependencies into `outfile`, so that a test runs
+ * the program as one file from the sources, whatever lib/ holds.
+ */
+export function bundleProgram(entry: string, outfile: string): void {
+  buildSync({ entryPoints: [entry], outfile, bundle: true, platform: "node", target: "node20", format: "cjs", logLevel: "silent" });
 }
