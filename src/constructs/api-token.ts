@@ -8,6 +8,7 @@ import {
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
+  inventoryKey,
 } from "../runtime/protocol";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
@@ -90,13 +91,15 @@ export class ApiToken extends Construct {
     const name = terraformLiteral(props.name);
     const description = manageDescription ? terraformLiteral(props.description as string) : undefined;
     const baseUrl = props.baseUrl !== undefined ? terraformLiteral(props.baseUrl) : undefined;
+    const constructPath = terraformLiteral(this.node.path);
+    const workspace = "${terraform.workspace}";
 
     const inventory = TokenInventory.of(this);
     inventory.register(this, { key, name: props.name, description: props.description, previousNames, baseUrl: props.baseUrl });
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
     // every cdktf token captures a stack trace when created, and a dozen per ApiToken made
     // synthesis three times slower than the same elements declared by hand.
-    const observed = (field: string) => `${inventory.resultAddress}["${key}.${field}"]`;
+    const observed = (field: string) => `${inventory.resultAddress}["${inventoryKey(key, field)}"]`;
     const inSync = `${observed(InventoryResultField.IN_SYNC)} == "true"`;
 
     // Known and constant while the API matches the configuration. On drift it is unknown during
@@ -110,8 +113,8 @@ export class ApiToken extends Construct {
         ...(description !== undefined ? { [TokenTrigger.DESCRIPTION]: description } : {}),
         [TokenTrigger.KEY]: key,
         ...(baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: baseUrl } : {}),
-        [TokenTrigger.WORKSPACE]: "${terraform.workspace}",
-        [TokenTrigger.PATH]: terraformLiteral(this.node.path),
+        [TokenTrigger.WORKSPACE]: workspace,
+        [TokenTrigger.PATH]: constructPath,
         [TokenTrigger.API_IN_SYNC]: apiInSync,
       },
       provisioners: [
@@ -122,8 +125,8 @@ export class ApiToken extends Construct {
             [TokenEnv.NAME]: name,
             ...(description !== undefined ? { [TokenEnv.DESCRIPTION]: description } : {}),
             [TokenEnv.KEY]: key,
-            [TokenEnv.WORKSPACE]: "${terraform.workspace}",
-            [TokenEnv.PATH]: terraformLiteral(this.node.path),
+            [TokenEnv.WORKSPACE]: workspace,
+            [TokenEnv.PATH]: constructPath,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: terraformLiteral(JSON.stringify(previousNames)) } : {}),
             ...(baseUrl !== undefined ? { [TokenEnv.BASE_URL]: baseUrl } : {}),
           },
@@ -152,7 +155,7 @@ export class ApiToken extends Construct {
     const stack = TerraformStack.of(this);
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
-      const value = `${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${key}.${field}"])`;
+      const value = `${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${inventoryKey(key, field)}"])`;
       return ref(wrap === "tonumber" ? `tonumber(one(compact([${value}])))` : `${wrap}(${value})`, stack);
     };
   }

@@ -7,7 +7,7 @@ import { terraformLiteral } from "./terraform-literal";
 import { isKnown, propError } from "./validation";
 
 /** What one ApiToken tells the stack's inventory. */
-export interface InventoryEntry {
+interface InventoryEntry {
   /** The construct's address: the key of its fields in the query and the result. */
   readonly key: string;
   readonly name: string;
@@ -17,24 +17,28 @@ export interface InventoryEntry {
   readonly baseUrl?: string;
 }
 
-const perStack = new WeakMap<TerraformStack, TokenInventory>();
+const INVENTORY_ID = "gpucloud-token-inventory";
+
+/** A literal name or previous name of an ApiToken of the stack. */
+interface Claim {
+  /** The ApiToken's construct path. */
+  readonly path: string;
+  readonly what: "the name" | "a previous name";
+}
 
 /**
  * The one plan-time read of a stack's API tokens: a single `data "external"` whose program logs
  * in once and walks the token list once per base URL, and returns the observation and attributes
  * of the stack's managed tokens only. Created by the first ApiToken of a stack and found again
- * through a per-stack cache, so synthesis stays linear in the number of tokens.
+ * as the stack's child by its id (a lookup by name), so synthesis stays linear in the number of
+ * tokens.
  */
 export class TokenInventory extends Construct {
   /** The stack's inventory, created on first use. */
   static of(scope: Construct): TokenInventory {
     const stack = TerraformStack.of(scope);
-    let inventory = perStack.get(stack);
-    if (!inventory) {
-      inventory = new TokenInventory(stack, "gpucloud-token-inventory");
-      perStack.set(stack, inventory);
-    }
-    return inventory;
+    const existing = stack.node.tryFindChild(INVENTORY_ID);
+    return existing instanceof TokenInventory ? existing : new TokenInventory(stack, INVENTORY_ID);
   }
 
   readonly data: DataExternal;
@@ -47,8 +51,7 @@ export class TokenInventory extends Construct {
   private readonly query: Record<string, string> = {};
   private readonly writes: string[] = [];
   /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
-  private readonly names = new Map<string, string>();
-  private readonly previousNames = new Map<string, string>();
+  private readonly claims = new Map<string, Claim>();
   /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
   private queryHasComputedValues = false;
 
@@ -85,29 +88,29 @@ export class TokenInventory extends Construct {
   /** Adds a token; throws when its name or a previous name collides with another token's. */
   register(owner: Construct, entry: InventoryEntry): void {
     const kind = "ApiToken";
-    const clash = (what: string, other: string, otherWhat: string, value: string): Error =>
-      propError(owner, kind, `${what} "${value}" is also ${otherWhat} of ApiToken "${other}": two ApiTokens of one stack would manage the same API token`);
-    if (isKnown(entry.name)) {
-      const sameName = this.names.get(entry.name);
-      if (sameName) throw clash("name", sameName, "the name", entry.name);
-      const asPrevious = this.previousNames.get(entry.name);
-      if (asPrevious) throw clash("name", asPrevious, "a previous name", entry.name);
-    }
+    const unclaimed = (value: string, what: string): void => {
+      const other = this.claims.get(value);
+      if (other) {
+        throw propError(
+          owner,
+          kind,
+          `${what} "${value}" is also ${other.what} of ApiToken "${other.path}": two ApiTokens of one stack would manage the same API token`,
+        );
+      }
+    };
+    if (isKnown(entry.name)) unclaimed(entry.name, "name");
     for (const previous of entry.previousNames) {
       if (!isKnown(previous)) continue;
       if (previous === entry.name) throw propError(owner, kind, `previousNames must not contain the name itself ("${previous}")`);
-      const asName = this.names.get(previous);
-      if (asName) throw clash("previous name", asName, "the name", previous);
-      const asPrevious = this.previousNames.get(previous);
-      if (asPrevious) throw clash("previous name", asPrevious, "a previous name", previous);
+      unclaimed(previous, "previous name");
     }
     const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
     if (computed(entry.name) || computed(entry.description) || computed(entry.baseUrl) || entry.previousNames.some(computed)) {
       this.queryHasComputedValues = true;
     }
     const path = owner.node.path;
-    if (isKnown(entry.name)) this.names.set(entry.name, path);
-    for (const previous of entry.previousNames) if (isKnown(previous)) this.previousNames.set(previous, path);
+    if (isKnown(entry.name)) this.claims.set(entry.name, { path, what: "the name" });
+    for (const previous of entry.previousNames) if (isKnown(previous)) this.claims.set(previous, { path, what: "a previous name" });
 
     this.query[inventoryKey(entry.key, InventoryQueryField.NAME)] = terraformLiteral(entry.name);
     if (entry.description !== undefined) {
