@@ -24,7 +24,7 @@ const inUndici = (importer) => importer.includes(UNDICI_LIB);
  * undici's parser modules and the files beside the bundle that hold their bytes
  * (scripts/build.mjs writes them with writeLlhttpWasmFiles).
  */
-export const LLHTTP_WASM_FILES = {
+const LLHTTP_WASM_FILES = {
   "llhttp_simd-wasm.js": "llhttp_simd.wasm",
   "llhttp-wasm.js": "llhttp.wasm",
 };

@@ -10,7 +10,7 @@ import type { RuntimeCommandName } from "../runtime/protocol";
  * it is found both from the compiled `lib/constructs` and from the TypeScript sources in
  * `src/constructs`.
  */
-export const RUNTIME_ASSET_SOURCE = path.resolve(__dirname, "..", "..", "lib", "assets");
+const RUNTIME_ASSET_SOURCE = path.resolve(__dirname, "..", "..", "lib", "assets");
 /** The file Terraform starts, inside that folder. */
 const RUNTIME_ENTRY = "gpucloud-tf.js";
 /** What the build must have put there. */

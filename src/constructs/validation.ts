@@ -26,7 +26,7 @@ export function isKnown(value: unknown): boolean {
  * A URL as quoted in a message: not at all when it holds an "@", which may follow a credential
  * (`https://user:password@host`), even when the text is too malformed to be parsed as a URL.
  */
-export function quotedUrl(text: string): string {
+function quotedUrl(text: string): string {
   return text.includes("@") ? "a value with an \"@\" (not shown: it may hold a credential)" : `"${text}"`;
 }
 

@@ -40,7 +40,7 @@ function utf8Sequence(lead: number): { length: number; lo: number; hi: number } 
 }
 
 /** Decodes UTF-8 like Go's unquote: each byte of an invalid sequence becomes one U+FFFD. */
-export function goDecodeUtf8(buf: Buffer): string {
+function goDecodeUtf8(buf: Buffer): string {
   let out = "";
   let i = 0;
   while (i < buf.length) {
