@@ -1,5 +1,6 @@
 import { StringMap, TerraformDataSource, hashMapper, listMapper, stringToTerraform, type TerraformMetaArguments } from "cdktf";
 import type { Construct } from "constructs";
+import { EXTERNAL_PROVIDER, metaArguments } from "../common";
 
 /** Configuration of a `data "external"` source. */
 export interface DataExternalConfig extends TerraformMetaArguments {
@@ -23,14 +24,8 @@ export class DataExternal extends TerraformDataSource {
   public constructor(scope: Construct, id: string, config: DataExternalConfig) {
     super(scope, id, {
       terraformResourceType: "external",
-      terraformGeneratorMetadata: { providerName: "external", providerVersion: "2.3.5", providerVersionConstraint: "~> 2.1" },
-      provider: config.provider,
-      dependsOn: config.dependsOn,
-      count: config.count,
-      lifecycle: config.lifecycle,
-      provisioners: config.provisioners,
-      connection: config.connection,
-      forEach: config.forEach,
+      terraformGeneratorMetadata: EXTERNAL_PROVIDER,
+      ...metaArguments(config),
     });
     this._program = config.program;
     this._query = config.query;

@@ -1,5 +1,5 @@
-import { TerraformProvider, stringToTerraform } from "cdktf";
 import type { Construct } from "constructs";
+import { AliasOnlyProvider, EXTERNAL_PROVIDER } from "../common";
 
 /** Configuration of the `external` provider (it has none besides the alias). */
 export interface ExternalProviderConfig {
@@ -7,28 +7,10 @@ export interface ExternalProviderConfig {
 }
 
 /** The `hashicorp/external` provider block. */
-export class ExternalProvider extends TerraformProvider {
+export class ExternalProvider extends AliasOnlyProvider {
   public static readonly tfResourceType = "external";
 
-  private _alias?: string;
-
   public constructor(scope: Construct, id: string, config: ExternalProviderConfig = {}) {
-    super(scope, id, {
-      terraformResourceType: "external",
-      terraformGeneratorMetadata: { providerName: "external", providerVersion: "2.3.5", providerVersionConstraint: "~> 2.1" },
-      terraformProviderSource: "external",
-    });
-    this._alias = config.alias;
-  }
-
-  public get alias(): string | undefined {
-    return this._alias;
-  }
-  public set alias(value: string | undefined) {
-    this._alias = value;
-  }
-
-  protected synthesizeAttributes(): { [name: string]: unknown } {
-    return { alias: stringToTerraform(this._alias) };
+    super(scope, id, EXTERNAL_PROVIDER, config.alias);
   }
 }

@@ -1,5 +1,6 @@
 import { TerraformResource, hashMapper, stringToTerraform, type TerraformMetaArguments } from "cdktf";
 import type { Construct } from "constructs";
+import { NULL_PROVIDER, metaArguments } from "../common";
 
 /** Configuration of a `null_resource`. */
 export interface ResourceConfig extends TerraformMetaArguments {
@@ -16,14 +17,8 @@ export class Resource extends TerraformResource {
   public constructor(scope: Construct, id: string, config: ResourceConfig = {}) {
     super(scope, id, {
       terraformResourceType: "null_resource",
-      terraformGeneratorMetadata: { providerName: "null", providerVersion: "3.2.4", providerVersionConstraint: "~> 3.0" },
-      provider: config.provider,
-      dependsOn: config.dependsOn,
-      count: config.count,
-      lifecycle: config.lifecycle,
-      provisioners: config.provisioners,
-      connection: config.connection,
-      forEach: config.forEach,
+      terraformGeneratorMetadata: NULL_PROVIDER,
+      ...metaArguments(config),
     });
     this._triggers = config.triggers;
   }
