@@ -77,9 +77,14 @@ export function gpuMatches(flavorGpu: string, wanted: string): boolean {
   return want.every((segment, i) => segment === have[i]);
 }
 
+/** The region ids a filter names (`regionId`, then `regionIds`), as spelt; empty for every region. */
+export function askedRegions(filter: FlavorFilter): string[] {
+  return [...(filter.regionId !== undefined ? [filter.regionId] : []), ...(filter.regionIds ?? [])];
+}
+
 /** The regions a filter asks for (lower case), or undefined for "every region". */
 export function wantedRegions(filter: FlavorFilter): string[] | undefined {
-  const all = [...(filter.regionId !== undefined ? [filter.regionId] : []), ...(filter.regionIds ?? [])];
+  const all = askedRegions(filter);
   return all.length === 0 ? undefined : [...new Set(all.map((r) => r.trim().toLowerCase()))];
 }
 
@@ -135,7 +140,7 @@ export function selectFlavors(groups: readonly FlavorRegionGroup[], filter: Flav
 /** The filter in words, e.g. `gpu H100, 8 GPUs, in stock, no spot, price <= 3.00`. */
 export function describeFilter(filter: FlavorFilter): string {
   const parts: string[] = [];
-  const regions = [...(filter.regionId !== undefined ? [filter.regionId] : []), ...(filter.regionIds ?? [])];
+  const regions = askedRegions(filter);
   if (regions.length === 1) parts.push(`region id ${regions[0]}`);
   if (regions.length > 1) parts.push(`region ids ${regions.join("/")}`);
   const gpus = wantedGpus(filter);
@@ -182,7 +187,7 @@ export function describeOffer(groups: readonly FlavorRegionGroup[], filter: Flav
     selected = regions.filter((r) => r.id !== undefined && wanted.includes(r.id.toLowerCase()));
     if (selected.length === 0) {
       const known = regions.map((r) => `"${r.name}" (id ${r.id ?? "unknown"})`).join(", ");
-      const asked = [...(filter.regionId !== undefined ? [filter.regionId] : []), ...(filter.regionIds ?? [])];
+      const asked = askedRegions(filter);
       return `no region has id ${asked.map((r) => `"${r}"`).join(" or ")}; regions: ${known}`;
     }
   }

@@ -1,4 +1,4 @@
-import { isGpuCloudError, regionIdsOf, wantedRegions, type FlavorFilter, type FlavorRegionGroup } from "../client";
+import { askedRegions, isGpuCloudError, regionIdsOf, wantedRegions, type FlavorFilter, type FlavorRegionGroup } from "../client";
 
 /** What the catalog is read from: the client's `listFlavors` (one GET /flavors per call). */
 export interface FlavorSource {
@@ -36,8 +36,7 @@ export async function fetchCatalog(source: FlavorSource, filters: readonly Flavo
       everyRegion = true;
       continue;
     }
-    const spellings = [...(filter.regionId !== undefined ? [filter.regionId] : []), ...(filter.regionIds ?? [])];
-    for (const spelling of spellings) {
+    for (const spelling of askedRegions(filter)) {
       const key = spelling.trim().toLowerCase();
       if (!asked.has(key)) asked.set(key, spelling.trim());
     }
