@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
+import { apiDigest } from "./handoff";
 import { HANDOFF_DIR } from "./protocol";
 
 /**
@@ -48,9 +49,13 @@ function readLock(file: string): string | undefined {
   }
 }
 
-/** The lock file for a name on an API, in the hand-off folder. */
+/**
+ * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
+ * count it (apiDigest: trailing slashes, white space and case aside), so two spellings of one
+ * address share a lock.
+ */
 export function nameLockPath(cwd: string, apiUrl: string, name: string): string {
-  const digest = createHash("sha256").update(`${apiUrl}\n${name}`).digest("hex").slice(0, 24);
+  const digest = createHash("sha256").update(`${apiDigest(apiUrl)}\n${name}`).digest("hex").slice(0, 24);
   return path.join(cwd, HANDOFF_DIR, `lock-${digest}`);
 }
 

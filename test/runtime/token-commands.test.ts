@@ -242,6 +242,14 @@ describe("token provisioner commands", () => {
     expect(readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("lock-"))).toEqual([]);
   });
 
+  test("one lock per name and API, whatever the spelling of the API's address", () => {
+    const cwd = "/stack";
+    const lock = nameLockPath(cwd, "https://api.example.com/v1", "ci");
+    expect(nameLockPath(cwd, " HTTPS://API.example.com/v1// ", "ci")).toBe(lock);
+    expect(nameLockPath(cwd, "https://api.example.com/v2", "ci")).not.toBe(lock);
+    expect(nameLockPath(cwd, "https://api.example.com/v1", "cd")).not.toBe(lock);
+  });
+
   test("a lock left by a dead process long ago is broken; a fresh one is waited for", async () => {
     const cwd = folder();
     const lockFile = nameLockPath(cwd, emulator.url, "stale-lock");
