@@ -110,7 +110,7 @@ async function settle(env: CreateEnvironment, unknown: GpuCloudError): Promise<A
  * request timeout (504, 408, or `status: false` saying so), our own timeout, a connection that
  * dropped after sending. Other 5xx are answers from a server that failed.
  */
-export function mayStillCommit(err: GpuCloudError): boolean {
+function mayStillCommit(err: GpuCloudError): boolean {
   if (err.httpStatus === 504 || err.httpStatus === 408) return true;
   if (err.httpStatus !== undefined && err.httpStatus >= 500) return false;
   if (err.httpStatus !== undefined) return /time-?out|timed out/i.test(err.serverMessage ?? "");

@@ -37,7 +37,6 @@ import type { HttpCall } from "./transport";
 
 export { MAX_TOKEN_NAME_LENGTH } from "./operations";
 export type { TokenInput } from "./operations";
-export { SPEC_ACCESS_TOKEN_LIFETIME_MS, ACCESS_TOKEN_RENEW_MARGIN_MS } from "./session";
 export { DEFAULT_CREATE_SETTLE_WINDOW_MS, DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS } from "./ambiguous-create";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;

@@ -11,7 +11,7 @@ import type { HttpCall } from "./transport";
 /** Maximum length of a token name (spec §8), in Unicode code points. */
 export const MAX_TOKEN_NAME_LENGTH = 50;
 
-export const LIST_FLAVORS = "list flavors (GET /flavors)";
+const LIST_FLAVORS = "list flavors (GET /flavors)";
 export const LIST_TOKENS = "list API tokens (GET /api-tokens)";
 export const CREATE_TOKEN = "create API token (POST /api-tokens)";
 

@@ -19,6 +19,7 @@
  * - Pages of a single item cannot overlap; such a walk relies on `total` alone.
  */
 import { GpuCloudError } from "./errors";
+import { LIST_TOKENS } from "./operations";
 import type { ApiToken, TokenList } from "./schemas";
 
 export interface ListTokensParams {
@@ -51,7 +52,6 @@ export interface TokenPageSource {
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const DEFAULT_MAX_WALKS = 6;
-const OPERATION = "list API tokens (GET /api-tokens)";
 
 /**
  * What the server was found to accept, kept across walks of one client, so that a fallback is
@@ -145,7 +145,7 @@ export async function walkAllTokens(env: WalkEnvironment, options: ListAllTokens
   const maxWalks = options.maxWalks ?? DEFAULT_MAX_WALKS;
   for (const [name, value] of [["pageSize", pageSize], ["maxPages", maxPages], ["maxWalks", maxWalks]] as const) {
     if (!Number.isInteger(value) || value < 1) {
-      throw new GpuCloudError({ operation: OPERATION, kind: "validation", detail: `${name} must be a positive integer` });
+      throw new GpuCloudError({ operation: LIST_TOKENS, kind: "validation", detail: `${name} must be a positive integer` });
     }
   }
   const wanted = { limit: pageSize, sortField: options.sortField ?? "created_at", sortOrder: options.sortOrder ?? "asc" } as const;
@@ -160,7 +160,7 @@ export async function walkAllTokens(env: WalkEnvironment, options: ListAllTokens
     reasons.push(result.changed);
   }
   throw new GpuCloudError({
-    operation: OPERATION,
+    operation: LIST_TOKENS,
     kind: "protocol",
     retryable: false,
     detail:
@@ -186,7 +186,7 @@ async function walkOnce(
   for (let page = 1; ; page++) {
     if (page > maxPages) {
       throw new GpuCloudError({
-        operation: OPERATION,
+        operation: LIST_TOKENS,
         kind: "protocol",
         detail: `gave up after ${maxPages} pages (offset ${offset}, ${seen.size} tokens so far)`,
       });

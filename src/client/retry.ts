@@ -37,6 +37,8 @@ export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = {
 
 /** No attempt is started with less time than this left before the deadline. */
 export const MIN_ATTEMPT_MS = 50;
+/** `code` of the error for a request not sent because the deadline had (nearly) passed. */
+export const DEADLINE_CODE = "DEADLINE";
 /** The largest delay Node's timers accept (about 24.8 days); longer ones fire at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
@@ -125,7 +127,7 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
     const elapsed = env.now() - started;
     const own = err.operation === operation;
     const lastError = own ? err.detail : err.message;
-    if (err.code === "DEADLINE" && own) {
+    if (err.code === DEADLINE_CODE && own) {
       const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
       throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})`, attempts: n > 1 ? n - 1 : undefined });
     }

@@ -43,10 +43,6 @@ export class SessionManager {
     private readonly log: (line: string) => void,
   ) {}
 
-  get kind(): "password" | "api-token" {
-    return this.creds.kind;
-  }
-
   /** Forgets the session (on close). */
   clear(): void {
     this.session = undefined;

@@ -12,7 +12,7 @@ import { Agent, request } from "undici";
 import { GpuCloudError } from "./errors";
 import type { GpuCloudErrorKind } from "./errors";
 import { Redactor, snippet } from "./redact";
-import { MIN_ATTEMPT_MS, formatSeconds, parseRetryAfterMs } from "./retry";
+import { DEADLINE_CODE, MIN_ATTEMPT_MS, formatSeconds, parseRetryAfterMs } from "./retry";
 import { decodeEnvelope } from "./schemas";
 import type { Decoded } from "./schemas";
 
@@ -44,8 +44,6 @@ export interface TransportOptions {
 }
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-/** `code` of the error for a request not sent because the deadline had (nearly) passed. */
-export const DEADLINE_CODE = "DEADLINE";
 
 export class HttpTransport {
   private readonly agent: Agent;
@@ -263,7 +261,7 @@ function harvestSecrets(value: unknown, redactor: Redactor, depth = 0): void {
   }
 }
 
-export function classifyStatus(status: number, isLogin: boolean): Classification {
+function classifyStatus(status: number, isLogin: boolean): Classification {
   if (status === 401 || status === 403 || (isLogin && status === 400)) return { kind: "auth", retryable: false, ambiguous: false };
   if (status === 404) return { kind: "not-found", retryable: false, ambiguous: false };
   if (status === 408) return { kind: "timeout", retryable: true, ambiguous: true };
@@ -279,7 +277,7 @@ export function classifyStatus(status: number, isLogin: boolean): Classification
  * unavailable, timeout: retryable, and the request may have been processed). Anything else is a
  * refused request (validation), which is final.
  */
-export function classifyStatusFalse(message: string | undefined): Classification {
+function classifyStatusFalse(message: string | undefined): Classification {
   const m = message ?? "";
   if (/\b(unauthori[sz]ed|unauthenticated|forbidden|token (is )?(expired|invalid)|(expired|invalid) token|not logged in|login required)\b/i.test(m)) {
     return { kind: "auth", retryable: false, ambiguous: false };

@@ -20,8 +20,8 @@ export interface RuntimeConfig {
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
 /** Bounds of GPUCLOUD_TIMEOUT_SECONDS: one second to one day (well inside what Node's timers accept). */
-export const MIN_TIMEOUT_SECONDS = 1;
-export const MAX_TIMEOUT_SECONDS = 86_400;
+const MIN_TIMEOUT_SECONDS = 1;
+const MAX_TIMEOUT_SECONDS = 86_400;
 
 const CREDENTIALS_HELP =
   `set ${CredentialEnv.API_TOKEN}, or ${CredentialEnv.USERNAME} with ${CredentialEnv.PASSWORD} ` +
@@ -33,7 +33,7 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** The budget of one script run (GPUCLOUD_TIMEOUT_SECONDS, range-checked), in ms. */
-export function runBudgetMs(env: NodeJS.ProcessEnv): number {
+function runBudgetMs(env: NodeJS.ProcessEnv): number {
   const timeoutText = nonEmpty(env[CredentialEnv.TIMEOUT_SECONDS]);
   const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > MAX_TIMEOUT_SECONDS) {

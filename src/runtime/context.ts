@@ -17,7 +17,7 @@ export interface RuntimeContext {
  */
 const runDeadlines = new WeakMap<RuntimeContext, number>();
 
-export function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = Date.now): number {
+function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = Date.now): number {
   let deadline = runDeadlines.get(ctx);
   if (deadline === undefined) {
     deadline = now() + budgetMs;

@@ -32,7 +32,7 @@ export async function preferFlavor(ctx: RuntimeContext, query: FlavorPreferenceQ
   throw new Error(`no choice of the preference matches:\n${lines.join("\n")}`);
 }
 
-export function choicesFromQuery(query: FlavorPreferenceQuery): FlavorFilter[] {
+function choicesFromQuery(query: FlavorPreferenceQuery): FlavorFilter[] {
   const count = parseCount(query.choice_count, "choice_count");
   if (count === undefined) throw new ConfigError("choice_count is missing: the preference has no choices");
   return Array.from({ length: count }, (_, i) => filterFromQuery(query, flavorChoicePrefix(i)));

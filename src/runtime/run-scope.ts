@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
  */
 
 /** Process names skipped on the way up: the shells local-exec may use as its interpreter. */
-export const SHELL_NAMES: ReadonlySet<string> = new Set(["sh", "dash", "bash", "ash", "zsh", "busybox", "ksh", "mksh"]);
+const SHELL_NAMES: ReadonlySet<string> = new Set(["sh", "dash", "bash", "ash", "zsh", "busybox", "ksh", "mksh"]);
 
 export interface ProcessInfo {
   readonly pid: number;
@@ -78,7 +78,7 @@ function readPs(pid: number): ProcessInfo | undefined {
 }
 
 /** /proc where there is one (Linux), `ps` elsewhere. */
-export function defaultProcessReader(pid: number): ProcessInfo | undefined {
+function defaultProcessReader(pid: number): ProcessInfo | undefined {
   return readProcStat(pid) ?? readPs(pid);
 }
 

@@ -14,7 +14,7 @@ export interface ManagedToken {
 }
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token. */
-export function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
+function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
     if (flatKey === INVENTORY_AFTER_WRITE) continue;
@@ -43,7 +43,7 @@ export function parseInventoryQuery(query: Record<string, string>): ManagedToken
 }
 
 /** The observation of one managed token among the tokens listed from its API. */
-export function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void): Record<string, string> {
+function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void): Record<string, string> {
   const token = pickByName(tokens, managed.name, warn);
   const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
     ...(t ? tokenAttributes(t) : NO_TOKEN_ATTRIBUTES),
