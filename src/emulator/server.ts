@@ -225,6 +225,7 @@ interface StoredToken {
 }
 
 interface MutableStats {
+  connections: number;
   requests: number;
   logins: number;
   tokenWrites: number;
@@ -272,7 +273,7 @@ class Emulator {
   private readonly store = new Map<string, StoredToken>();
   /** jti of the access tokens not yet expired by expireAccessTokens(); only this instance signs tokens. */
   private readonly liveAccess = new Set<string>();
-  private stat: MutableStats = { requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
+  private stat: MutableStats = { connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
   faults: FaultState;
 
   constructor(options: EmulatorOptions) {
@@ -301,7 +302,7 @@ class Emulator {
   }
 
   resetStats(): void {
-    this.stat = { requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
+    this.stat = { connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
   }
 
   expireAccessTokens(): void {
@@ -346,6 +347,10 @@ class Emulator {
   // ---- API ---------------------------------------------------------------------------------
 
   /** Counts the request in the stats; returns the matched route, if any. */
+  countConnection(): void {
+    this.stat.connections += 1;
+  }
+
   count(method: string, path: string): { route: Route; param?: string } | undefined {
     const match = matchRoute(ROUTES, path);
     const key = `${method} ${match ? match.route.template : "(unknown)"}`;
@@ -694,6 +699,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     });
   });
   server.on("connection", (socket) => {
+    emulator.countConnection();
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });

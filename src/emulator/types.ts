@@ -142,6 +142,11 @@ export interface EmulatorTokenRecord {
 }
 
 export interface EmulatorStats {
+  /**
+   * TCP connections accepted, those of control requests included: fewer than `requests` when a
+   * client keeps its connection alive.
+   */
+  readonly connections: number;
   /** API requests received (control requests under `/_emulator/` are not counted). */
   readonly requests: number;
   /** Successful logins. */

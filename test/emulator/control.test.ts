@@ -18,6 +18,8 @@ test("GET /_emulator/state: tokens with values, stats and faults; control calls 
   expect(r.json.status).toBe(true);
   expect(r.json.data.tokens).toEqual([{ ...created, last_used: 0 }]);
   expect(r.json.data.stats).toEqual({
+    // TCP connections, the control surface's too: as many as the test's fetch opened
+    connections: expect.any(Number),
     requests: 2,
     logins: 1,
     tokenWrites: 1,
@@ -71,7 +73,7 @@ test("expire-access-tokens and reset-stats", async () => {
   const r = await call(emu, "GET", "/flavors", { headers: s.headers });
   expect(r.json.message).toBe("access token expired");
   expect((await call(emu, "POST", "/_emulator/reset-stats")).status).toBe(200);
-  expect(emu.stats()).toEqual({ requests: 0, logins: 0, tokenWrites: 0, byRoute: {} });
+  expect(emu.stats()).toEqual({ connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} });
 });
 
 test("unknown control route → 404, wrong method → 405", async () => {
