@@ -7,6 +7,7 @@
 // - undici's client-h2.js   → undici-no-h2.cjs (no node:http2, no node:tls at start-up)
 // - undici's fetch body.js  → undici-no-fetch-body.cjs (no fetch/FormData implementation)
 // - node:assert in undici   → assert-lite.cjs (plain invariant checks)
+// - node:http in undici     → undici-no-http.cjs (undici parses HTTP itself; node:http is not loaded)
 // - undici's llhttp wasm    → llhttp-liftoff.cjs: the bytes from a file beside the bundle, compiled
 //                              without the background optimising compile
 import { readFileSync, writeFileSync } from "node:fs";
@@ -61,6 +62,7 @@ export function runtimeBundlePlugin() {
       swap(/^\.\/client-h2\.js$/, "undici-no-h2.cjs");
       swap(/^\.\.\/web\/fetch\/body\.js$/, "undici-no-fetch-body.cjs");
       swap(/^(node:)?assert$/, "assert-lite.cjs");
+      swap(/^(node:)?http$/, "undici-no-http.cjs");
 
       // The wasm byte modules: the bytes from a file beside the bundle (see LLHTTP_WASM_FILES),
       // behind the wrapper that compiles them with Liftoff only.

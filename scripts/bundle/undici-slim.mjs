@@ -11,12 +11,14 @@
 import Agent from "undici/lib/dispatcher/agent.js";
 import Dispatcher from "undici/lib/dispatcher/dispatcher.js";
 import apiRequest from "undici/lib/api/api-request.js";
-import { InvalidArgumentError } from "undici/lib/core/errors.js";
+import errors from "undici/lib/core/errors.js";
 
 // `agent.request(...)`, as undici's index installs it.
 if (typeof Dispatcher.prototype.request !== "function") Dispatcher.prototype.request = apiRequest;
 
-export { Agent };
+const { InvalidArgumentError } = errors;
+
+export { Agent, errors };
 
 /**
  * undici's top-level `request(url, options)` for what the client passes: an absolute URL and an

@@ -75,6 +75,29 @@ describe("credentials", () => {
   });
 });
 
+describe("connections", () => {
+  it("one connection for a client's requests, each sent as soon as the previous one ends", async () => {
+    const emu = await emulator();
+    const { client } = connect(emu);
+    await client.listFlavors();
+    await client.listTokens({ limit: 5, offset: 0 });
+    await client.listFlavors();
+    expect(emu.stats()).toMatchObject({ requests: 4, logins: 1, connections: 1 });
+  });
+
+  it("close() during a request lets it finish; later calls fail", async () => {
+    const emu = await emulator();
+    const { client } = connect(emu);
+    await client.login();
+    emu.setFaults({ latencyMs: 300 });
+    const pending = client.listFlavors();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await client.close();
+    expect((await pending).length).toBeGreaterThan(0);
+    expect((await caught(client.listFlavors())).message).toMatch(/closed/);
+  });
+});
+
 describe("expiry", () => {
   it("logs in again transparently when the access token is rejected as expired", async () => {
     const emu = await emulator();

@@ -5,12 +5,13 @@
  * validation messages, https, and results larger than a pipe's buffer still work.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { startEmulator } from "../../src/emulator";
 import { runProcess, type Ran } from "../support/processes";
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -94,7 +95,8 @@ describe("runtime bundle", () => {
     expect(unwanted).toEqual([]);
 
     const text = readFileSync(BUNDLE_MAIN, "utf8");
-    for (const builtin of ["node:http2", "node:assert", "node:sqlite", "node:zlib"]) {
+    // node:http only in the shim's place: undici parses HTTP itself (scripts/bundle/undici-no-http.cjs).
+    for (const builtin of ["node:http", "node:http2", "node:assert", "node:sqlite", "node:zlib"]) {
       expect(text).not.toContain(`require("${builtin}")`);
     }
     // undici's wasm parser is compiled with Liftoff only, and the flag is reset after the compile;
@@ -171,6 +173,39 @@ describe("runtime bundle", () => {
     expect(stderr).toContain("gave up after 16s without finishing");
     expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
   }, 40_000);
+
+  // Costs a successful run must not pay: a second connection, node:http, or a stack trace
+  // formatted (V8 then indexes every line of the 250 KiB bundle).
+  test("a token read uses one connection, never loads node:http and formats no stack trace", async () => {
+    const emulator = await startEmulator({ users: [{ username: credentials.GPUCLOUD_USERNAME, password: credentials.GPUCLOUD_PASSWORD }] });
+    const preload = path.join(workDir, "report-costs.js");
+    writeFileSync(
+      preload,
+      `let stacks = 0;
+      Error.prepareStackTrace = (error, frames) => { stacks++; return [String(error), ...frames.map((f) => "    at " + f)].join("\\n"); };
+      process.on("exit", () => {
+        process._rawDebug("builtins: " + process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(","));
+        process._rawDebug("stacks formatted: " + stacks);
+      });`,
+    );
+    try {
+      emulator.addToken({ name: "one-connection" });
+      const ran = await runProcess(process.execPath, ["--require", preload, BUNDLE, "token-read"], {
+        cwd: workDir,
+        env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: emulator.url },
+        stdin: JSON.stringify({ name: "one-connection" }),
+      });
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout).name).toBe("one-connection");
+      expect(emulator.stats()).toMatchObject({ requests: 2, logins: 1, connections: 1 });
+      const builtins = /builtins: (.*)/.exec(ran.stderr)?.[1]?.split(",") ?? [];
+      expect(builtins).toContain("NativeModule net");
+      expect(builtins).not.toContain("NativeModule http");
+      expect(ran.stderr).toContain("stacks formatted: 0");
+    } finally {
+      await emulator.close();
+    }
+  });
 
   const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
   (hasOpenssl ? test : test.skip)("https works without undici's HTTP/2 code (TLS loaded on connect)", async () => {
