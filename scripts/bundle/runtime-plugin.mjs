@@ -37,8 +37,8 @@ const LLHTTP_WASM_FILES = {
  */
 const LLHTTP_TIER_FLAGS = ["wasm-tier-up", "wasm-dynamic-tiering"];
 export const LLHTTP_V8_FLAGS = {
-  compile: ["--liftoff-only", ...LLHTTP_TIER_FLAGS.map((f) => `--no-${f}`)].join(" "),
-  afterCompile: "--no-liftoff-only",
+  compile: ["--liftoff-only", "--no-wasm-lazy-compilation", ...LLHTTP_TIER_FLAGS.map((f) => `--no-${f}`)].join(" "),
+  afterCompile: "--no-liftoff-only --wasm-lazy-compilation",
   restore: ["--no-liftoff-only", ...LLHTTP_TIER_FLAGS.map((f) => `--${f}`)].join(" "),
 };
 
