@@ -8,6 +8,7 @@
 // - undici's fetch body.js  → undici-no-fetch-body.cjs (no fetch/FormData implementation)
 // - node:assert in undici   → assert-lite.cjs (plain invariant checks)
 // - node:http in undici     → undici-no-http.cjs (undici parses HTTP itself; node:http is not loaded)
+// - undici's core/tree.js   → undici-no-header-tree.cjs (no header-name tree built at start-up)
 // - undici's llhttp wasm    → llhttp-liftoff.cjs: the bytes from a file beside the bundle, compiled
 //                              without the background optimising compile
 import { readFileSync, writeFileSync } from "node:fs";
@@ -63,6 +64,7 @@ export function runtimeBundlePlugin() {
       swap(/^\.\.\/web\/fetch\/body\.js$/, "undici-no-fetch-body.cjs");
       swap(/^(node:)?assert$/, "assert-lite.cjs");
       swap(/^(node:)?http$/, "undici-no-http.cjs");
+      swap(/^\.\/tree(\.js)?$/, "undici-no-header-tree.cjs");
 
       // The wasm byte modules: the bytes from a file beside the bundle (see LLHTTP_WASM_FILES),
       // behind the wrapper that compiles them with Liftoff only.

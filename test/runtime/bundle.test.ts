@@ -87,7 +87,7 @@ describe("runtime bundle", () => {
     const unwanted = inputs.filter(
       (input) =>
         /undici\/lib\/(web|mock|cache|interceptor)\//.test(input) ||
-        /undici\/(index\.js|lib\/dispatcher\/client-h2\.js|lib\/global\.js)$/.test(input) ||
+        /undici\/(index\.js|lib\/dispatcher\/client-h2\.js|lib\/global\.js|lib\/core\/tree\.js)$/.test(input) ||
         /zod\/v4\/locales\/(?!en\.js)/.test(input) ||
         // the classic (method-chaining) API: src/client/schemas.ts uses zod/mini
         /zod\/v4\/classic\//.test(input),
@@ -116,6 +116,21 @@ describe("runtime bundle", () => {
       const ran = await runBundle("flavors", { ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` });
       expect(ran.code).toBe(1);
       expect(ran.stderr).toContain("data[0].products[0].price: expected number, received string");
+    } finally {
+      server.close();
+    }
+  });
+
+  test("response header names are matched whatever their case (without undici's header-name tree)", async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(401, { "CONTENT-TYPE": "Text/HTML" }).end("<html>denied</html>");
+    });
+    const port = await listen(server);
+    try {
+      const ran = await runBundle("flavors", { ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` });
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toContain("a non-JSON body (Text/HTML)");
     } finally {
       server.close();
     }
