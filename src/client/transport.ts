@@ -14,7 +14,7 @@ import type { GpuCloudErrorKind } from "./errors";
 import { Redactor, snippet } from "./redact";
 import { DEADLINE_CODE, MIN_ATTEMPT_MS, formatSeconds, parseRetryAfterMs } from "./retry";
 import { decodeEnvelope } from "./schemas";
-import type { Decoded } from "./schemas";
+import type { Decoder } from "./schemas";
 
 export type Method = "GET" | "POST" | "PUT";
 
@@ -26,7 +26,7 @@ export interface HttpCall<T> {
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | undefined>>;
   readonly body?: unknown;
-  readonly decode: (json: unknown) => Decoded<T>;
+  readonly decode: Decoder<T>;
   /** The login request itself (failures are auth errors). */
   readonly isLogin?: boolean;
 }
@@ -114,13 +114,17 @@ export class HttpTransport {
     let text: string;
     this.inFlight++;
     try {
-      const response = await request(this.url(call), {
+      const sent = request(this.url(call), {
         dispatcher: this.agent,
         method: call.method,
         headers,
         body: payload,
         signal: controller.signal,
       });
+      // The answer's schemas are built while the request is on the wire: a turn of the event
+      // loop later, once a new connection has been set up and the request written.
+      setImmediate(call.decode.prepare);
+      const response = await sent;
       status = response.statusCode;
       responseHeaders = response.headers;
       text = await response.body.text();
