@@ -9,6 +9,8 @@
 // - node:assert in undici   → assert-lite.cjs (plain invariant checks)
 // - node:http in undici     → undici-no-http.cjs (undici parses HTTP itself; node:http is not loaded)
 // - undici's core/tree.js   → undici-no-header-tree.cjs (no header-name tree built at start-up)
+// - undici's llhttp/constants.js, as client-h1.js imports it → the tables client-h1.js reads,
+//                              written out at build time (see llhttpConstantsFor)
 // - undici's llhttp wasm    → llhttp-liftoff.cjs: the bytes from a file beside the bundle, compiled
 //                              without the background optimising compile
 import { readFileSync, writeFileSync } from "node:fs";
@@ -17,6 +19,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, "..", "..");
 const UNDICI_LIB = `${path.sep}node_modules${path.sep}undici${path.sep}lib${path.sep}`;
 
 /** Whether a module is part of undici's own lib/ folder (what the swaps below may touch). */
@@ -51,6 +54,34 @@ export function writeLlhttpWasmFiles(dir) {
   }
 }
 
+/**
+ * undici's llhttp/constants.js builds some thirty tables (methods, status codes, character
+ * classes) when it loads, half a millisecond of every script run; client-h1.js, its only
+ * importer in the bundle, reads two of them. This writes out, from undici's own module, every
+ * table that client-h1.js names as `constants.NAME`, and fails the build if it uses the module
+ * any other way (a new undici then needs a look here, not a silent gap at run time).
+ */
+function llhttpConstantsFor(importerPath) {
+  const require = createRequire(import.meta.url);
+  const importer = readFileSync(importerPath, "utf8");
+  // `constants` as an identifier (not in the module's path), with the property it reads if any.
+  const uses = [...importer.matchAll(/(?<![\w$./])constants\b(\.[A-Za-z_$][\w$]*)?/g)];
+  const declared = /\bconst constants = require\('\.\.\/llhttp\/constants\.js'\)/.test(importer);
+  // The declaration is the only use without a property.
+  const bare = uses.filter((m) => m[1] === undefined).length - (declared ? 1 : 0);
+  if (!declared || bare > 0) {
+    throw new Error(`${importerPath}: uses undici's llhttp constants other than as constants.NAME; update llhttpConstantsFor in scripts/bundle/runtime-plugin.mjs`);
+  }
+  const all = require("undici/lib/llhttp/constants.js");
+  const tables = {};
+  for (const name of new Set(uses.filter((m) => m[1] !== undefined).map((m) => m[1].slice(1)))) {
+    if (all[name] === undefined) throw new Error(`${importerPath}: constants.${name} is not in undici's llhttp/constants.js`);
+    tables[name] = all[name];
+  }
+  if (JSON.stringify(JSON.parse(JSON.stringify(tables))) !== JSON.stringify(tables)) throw new Error("llhttp constants are not plain data");
+  return `"use strict";\n// Written by scripts/bundle/runtime-plugin.mjs from undici's llhttp/constants.js: the tables client-h1.js reads.\nmodule.exports = ${JSON.stringify(tables)};\n`;
+}
+
 export function runtimeBundlePlugin() {
   return {
     name: "gpucloud-runtime-slim",
@@ -66,11 +97,23 @@ export function runtimeBundlePlugin() {
       swap(/^(node:)?http$/, "undici-no-http.cjs");
       swap(/^\.\/tree(\.js)?$/, "undici-no-header-tree.cjs");
 
+      // Namespaced modules get paths relative to the repository, so that no path of the machine
+      // that built the bundle ends up in it.
+      build.onResolve({ filter: /^\.\.\/llhttp\/constants\.js$/ }, (args) =>
+        inUndici(args.importer) && path.basename(args.importer) === "client-h1.js"
+          ? { path: path.relative(ROOT, args.importer), namespace: "llhttp-constants" }
+          : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: "llhttp-constants" }, (args) => ({
+        contents: llhttpConstantsFor(path.resolve(ROOT, args.path)),
+        loader: "js",
+      }));
+
       // The wasm byte modules: the bytes from a file beside the bundle (see LLHTTP_WASM_FILES),
       // behind the wrapper that compiles them with Liftoff only.
       build.onResolve({ filter: /^\.\.\/llhttp\/llhttp(_simd)?-wasm\.js$/ }, (args) =>
         inUndici(args.importer)
-          ? { path: path.resolve(args.resolveDir, args.path), namespace: "llhttp-liftoff" }
+          ? { path: path.relative(ROOT, path.resolve(args.resolveDir, args.path)), namespace: "llhttp-liftoff" }
           : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: "llhttp-liftoff" }, (args) => ({
