@@ -15,7 +15,7 @@ function transport(baseUrl: string): HttpTransport {
     connectTimeoutMs: 2000,
     requestTimeoutMs: 2000,
     userAgent: "transport-test",
-    redactor: new Redactor([]),
+    redactor: new Redactor(),
     now: Date.now,
     authDetail: (_call, how) => how,
   });
