@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, "..", "..");
@@ -78,7 +79,7 @@ function llhttpConstantsFor(importerPath) {
     if (all[name] === undefined) throw new Error(`${importerPath}: constants.${name} is not in undici's llhttp/constants.js`);
     tables[name] = all[name];
   }
-  if (JSON.stringify(JSON.parse(JSON.stringify(tables))) !== JSON.stringify(tables)) throw new Error("llhttp constants are not plain data");
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(tables)), tables)) throw new Error("undici's llhttp constants are not plain data any more");
   return `"use strict";\n// Written by scripts/bundle/runtime-plugin.mjs from undici's llhttp/constants.js: the tables client-h1.js reads.\nmodule.exports = ${JSON.stringify(tables)};\n`;
 }
 
@@ -101,11 +102,15 @@ export function runtimeBundlePlugin() {
       // that built the bundle ends up in it.
       build.onResolve({ filter: /^\.\.\/llhttp\/constants\.js$/ }, (args) =>
         inUndici(args.importer) && path.basename(args.importer) === "client-h1.js"
-          ? { path: path.relative(ROOT, args.importer), namespace: "llhttp-constants" }
+          ? {
+              path: path.relative(ROOT, path.resolve(args.resolveDir, args.path)),
+              namespace: "llhttp-constants",
+              pluginData: { importer: args.importer },
+            }
           : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: "llhttp-constants" }, (args) => ({
-        contents: llhttpConstantsFor(path.resolve(ROOT, args.path)),
+        contents: llhttpConstantsFor(args.pluginData.importer),
         loader: "js",
       }));
 

@@ -5,12 +5,23 @@
 // - `IncomingMessage`, which undici's `util.destroy` compares a stream's constructor with, to
 //   detach the socket of a node:http response it is handed. The script never loads node:http, so
 //   no stream in its process can be one: a class of its own never matches, as the real one would not.
-// - `maxHeaderSize`, the default limit of a response's headers when a dispatcher is created
-//   without one. It is left out: the transport (src/client/transport.ts) always passes its own
-//   limit, and a dispatcher created without one fails with undici's own "http.maxHeaderSize
-//   invalid" error instead of running with a made-up default.
+// - `maxHeaderSize`, the limit of a response's headers: node:http reads it from the
+//   `--max-http-header-size` option (default 16 KiB). So does this, from the command line and
+//   NODE_OPTIONS, where Node takes its options from.
 "use strict";
+
+const DEFAULT_MAX_HEADER_SIZE = 16 * 1024;
+
+function maxHeaderSize() {
+  let size = DEFAULT_MAX_HEADER_SIZE;
+  // NODE_OPTIONS first: the command line wins over it, as in Node.
+  const sources = [process.env.NODE_OPTIONS ?? "", process.execArgv.join(" ")];
+  for (const text of sources) {
+    for (const match of text.matchAll(/(?:^|\s)--max-http-header-size(?:=|\s+)(\d+)(?=\s|$)/g)) size = Number(match[1]);
+  }
+  return size;
+}
 
 class IncomingMessage {}
 
-module.exports = { IncomingMessage };
+module.exports = { IncomingMessage, maxHeaderSize: maxHeaderSize() };

@@ -77,6 +77,14 @@ export interface GpuCloudClientOptions {
   readonly logger?: (line: string) => void;
   /** `User-Agent` header (default `cdktf-gpucloud-client`). */
   readonly userAgent?: string;
+  /**
+   * At most this many connections to the API at once (default: as many as there are calls in
+   * flight). 1 suits a program that awaits one call at a time, like the runtime script: undici
+   * otherwise opens a second connection for a request sent in the same tick as the previous
+   * answer ended. With 1, concurrent calls wait in line, and their request timeout runs while
+   * they wait.
+   */
+  readonly connections?: number;
   /** For tests: how to wait between attempts (default: a timer). */
   readonly sleep?: (ms: number) => Promise<void>;
   /** For tests: a number in [0, 1) for the backoff jitter (default Math.random). */
@@ -147,10 +155,14 @@ export class GpuCloudClient {
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     const log = (line: string) => this.log(line);
+    if (options.connections !== undefined && !(Number.isInteger(options.connections) && options.connections >= 1)) {
+      fail("connections must be a positive integer");
+    }
     this.transport = new HttpTransport({
       baseUrl: this.baseUrl,
       connectTimeoutMs,
       requestTimeoutMs,
+      connections: options.connections,
       userAgent,
       redactor: this.redactor,
       now: this.now,

@@ -37,6 +37,8 @@ export interface TransportOptions {
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly userAgent: string;
+  /** See GpuCloudClientOptions.connections; undefined: undici's default (no limit). */
+  readonly connections?: number;
   readonly redactor: Redactor;
   readonly now: () => number;
   /** The message of an authentication failure (`login as alice failed (HTTP 401)`). */
@@ -44,26 +46,19 @@ export interface TransportOptions {
 }
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-/**
- * The limit of a response's headers: Node's own default (`--max-http-header-size`), passed
- * explicitly so that the runtime bundle need not load node:http to read it
- * (scripts/bundle/undici-no-http.cjs).
- */
-const MAX_HEADER_BYTES = 16 * 1024;
 
 export class HttpTransport {
   private readonly agent: Agent;
-  private closed = false;
+  private closing: Promise<void> | undefined;
   private inFlight = 0;
 
   constructor(private readonly options: TransportOptions) {
     this.agent = new Agent({
-      // The client sends one request at a time. With more connections allowed, undici opens a
-      // second one for a request sent in the same tick as the previous response ended (every
-      // script run did: a connect and a teardown more per run); with one, the request waits
-      // for that tick and reuses the connection.
-      connections: 1,
-      maxHeaderSize: MAX_HEADER_BYTES,
+      // With one connection, a request sent in the tick the previous answer ended waits for
+      // that tick and reuses the connection instead of opening a second one (the runtime script
+      // did on every run). Like any reuse, it meets a server that closes a kept-alive
+      // connection without saying so as a reset (an ambiguous outcome for a create).
+      ...(options.connections !== undefined ? { connections: options.connections } : {}),
       connect: { timeout: options.connectTimeoutMs },
       headersTimeout: options.requestTimeoutMs,
       bodyTimeout: options.requestTimeoutMs,
@@ -72,26 +67,30 @@ export class HttpTransport {
   }
 
   get isClosed(): boolean {
-    return this.closed;
+    return this.closing !== undefined;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  /** Closes the connections; a request in flight is let finish. Every call waits for the same close. */
+  close(): Promise<void> {
+    this.closing ??= this.closeAgent();
+    return this.closing;
+  }
+
+  private async closeAgent(): Promise<void> {
     if (this.inFlight > 0) return this.agent.close();
     // Idle, undici's close() destroys the connections with a new ClientDestroyedError, and Node's
-    // socket.destroy(err) reads err.stack: formatting a stack with frames in the 250 KiB runtime
+    // socket.destroy(err) reads err.stack: formatting a stack with frames in the 230 KiB runtime
     // bundle makes V8 index every line of it, about half a millisecond of each script run. This
     // is the same destroy with an error whose stack is already text.
-    const closing = new errors.ClientDestroyedError();
-    closing.stack = `${closing.name}: ${closing.message}`;
-    await this.agent.destroy(closing);
+    const closed = new errors.ClientDestroyedError();
+    closed.stack = `${closed.name}: ${closed.message}`;
+    await this.agent.destroy(closed);
   }
 
   /** Sends `call` once; the request gets at most the request timeout and what is left before `deadline`. */
   async exchange<T>(call: HttpCall<T>, authHeaders: Record<string, string>, deadline: number): Promise<T> {
     const { operation } = call;
-    if (this.closed) throw new GpuCloudError({ operation, kind: "validation", detail: "the client is closed" });
+    if (this.isClosed) throw new GpuCloudError({ operation, kind: "validation", detail: "the client is closed" });
     const remaining = deadline - this.options.now();
     if (remaining < MIN_ATTEMPT_MS) {
       throw new GpuCloudError({ operation, kind: "timeout", retryable: false, code: DEADLINE_CODE, detail: `no time left for ${call.method} ${call.path}` });
@@ -121,9 +120,11 @@ export class HttpTransport {
         body: payload,
         signal: controller.signal,
       });
-      // The answer's schemas are built while the request is on the wire: a turn of the event
-      // loop later, once a new connection has been set up and the request written.
-      setImmediate(call.decode.prepare);
+      // The answer's schemas are built a turn of the event loop later, while the request is on
+      // its way: on a reused connection it has been written by then; on a new one the build may
+      // come before the connect completes, still before the answer. Only a cache: a failure here
+      // is left for decode() to meet and report.
+      setImmediate(prepareQuietly, call.decode);
       const response = await sent;
       status = response.statusCode;
       responseHeaders = response.headers;
@@ -362,5 +363,13 @@ function classifyNetworkCode(code: string | undefined): Classification {
         return { kind: "network", retryable: false, ambiguous: false, summary: "TLS failure" };
       }
       return { kind: "network", retryable: true, ambiguous: true };
+  }
+}
+
+function prepareQuietly(decoder: Decoder<unknown>): void {
+  try {
+    decoder.prepare();
+  } catch {
+    // decode() builds the schemas again and reports what fails.
   }
 }

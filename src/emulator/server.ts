@@ -346,11 +346,12 @@ class Emulator {
 
   // ---- API ---------------------------------------------------------------------------------
 
-  /** Counts the request in the stats; returns the matched route, if any. */
+  /** Counts an accepted TCP connection in the stats. */
   countConnection(): void {
     this.stat.connections += 1;
   }
 
+  /** Counts the request in the stats; returns the matched route, if any. */
   count(method: string, path: string): { route: Route; param?: string } | undefined {
     const match = matchRoute(ROUTES, path);
     const key = `${method} ${match ? match.route.template : "(unknown)"}`;

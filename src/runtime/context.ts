@@ -40,6 +40,8 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string): GpuCloud
     deadline: runDeadline(ctx, config.totalTimeoutMs),
     requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
     connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
+    // The commands await one call at a time (see GpuCloudClientOptions.connections).
+    connections: 1,
     logger: (line: string) => ctx.out.info(line),
   });
 }

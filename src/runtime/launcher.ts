@@ -3,7 +3,7 @@
  * (./main.ts, bundled to lib/assets/gpucloud-tf-main.js) through a V8 code cache.
  *
  * Terraform starts the script once per data source read and once per provisioner, and each start
- * compiled its 250 KiB from source: about a fifth of a run. A run that finds no usable cache
+ * compiled its 230 KiB from source: about a fifth of a run. A run that finds no usable cache
  * compiles from source as before and, when it exits with 0, stores the compiled code in
  * `.gpucloud-cache/` of its working directory (the stack folder), for the runs after it. It is
  * what Node 22's module.enableCompileCache() does for modules, done here so that Node 20 has it

@@ -76,13 +76,30 @@ describe("credentials", () => {
 });
 
 describe("connections", () => {
-  it("one connection for a client's requests, each sent as soon as the previous one ends", async () => {
+  it("connections: 1 keeps one connection for requests sent one after another (as the runtime script does)", async () => {
     const emu = await emulator();
-    const { client } = connect(emu);
+    const { client } = connect(emu, { connections: 1 });
     await client.listFlavors();
     await client.listTokens({ limit: 5, offset: 0 });
     await client.listFlavors();
     expect(emu.stats()).toMatchObject({ requests: 4, logins: 1, connections: 1 });
+  });
+
+  it("by default, concurrent calls run side by side on connections of their own", async () => {
+    const emu = await emulator({ faults: { latencyMs: 150 } });
+    const { client } = connect(emu);
+    await client.login();
+    const started = Date.now();
+    await Promise.all([client.listFlavors(), client.listFlavors(), client.listFlavors()]);
+    expect(Date.now() - started).toBeLessThan(400);
+    expect(emu.stats().connections).toBeGreaterThanOrEqual(3);
+  });
+
+  it("connections must be a positive integer", async () => {
+    const emu = await emulator();
+    for (const connections of [0, 1.5, -1]) {
+      expect(() => connect(emu, { connections })).toThrow(/connections must be a positive integer/);
+    }
   });
 
   it("close() during a request lets it finish; later calls fail", async () => {
