@@ -42,6 +42,11 @@ const runtime = await build({
   metafile: true,
 });
 writeLlhttpWasmFiles(at("lib/assets"));
+// Node decides whether a .js file is CommonJS or an ES module by the nearest package.json. In a
+// stack folder the nearest one is the user's project, and with "type": "module" there the launcher
+// would fail at its first require(). This one, copied with the scripts, says what they are (and
+// ends Node's search up the folders at once).
+writeFileSync(at("lib/assets/package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
 // What the bundle is made of, for `npm run bench:script` (build/ is never published).
 mkdirSync(at("build"), { recursive: true });
 writeFileSync(at("build/gpucloud-tf.meta.json"), JSON.stringify(runtime.metafile));

@@ -5,7 +5,7 @@
  * validation messages, https, and results larger than a pipe's buffer still work.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
@@ -138,6 +138,31 @@ describe("runtime bundle", () => {
       expect(ran.stderr).toContain("a non-JSON body (Text/HTML)");
     } finally {
       server.close();
+    }
+  });
+
+  test("runs in a stack folder under a project whose package.json says type: module", async () => {
+    // cdktf.out lies inside the user's project, so without a package.json of its own the copied
+    // launcher would be loaded as an ES module there and fail at its first require().
+    const project = mkdtempSync(path.join(tmpdir(), "gpucloud-esm-project-"));
+    const server = http.createServer(apiHandler([flavor(5)]));
+    const port = await listen(server);
+    try {
+      writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "esm-app", type: "module" }));
+      const stack = path.join(project, "cdktf.out", "stacks", "app");
+      const assets = path.join(stack, "assets", "gpucloud-runtime", "0123abcd");
+      cpSync(path.dirname(BUNDLE), assets, { recursive: true });
+      const ran = await runProcess(process.execPath, [path.join(assets, "gpucloud-tf.js"), "flavors"], {
+        cwd: stack,
+        env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` },
+        stdin: "{}",
+      });
+      expect(ran.stderr).not.toContain("require is not defined");
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout).cheapest_id).toBe("fl-5");
+    } finally {
+      server.close();
+      rmSync(project, { recursive: true, force: true });
     }
   });
 
