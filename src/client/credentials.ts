@@ -2,7 +2,7 @@
  * Credentials (spec §5) and the helpers around them: md5 of a plain password, validation of
  * an md5 given as such, and decoding of a JWT's `exp` claim.
  */
-import { createHash } from "node:crypto";
+import { md5HexOfUtf8 } from "./md5";
 
 /** Username and plain password: the client sends md5(password) to the login endpoint. */
 export interface PasswordCredentials {
@@ -35,8 +35,9 @@ export type ResolvedCredentials =
   | { readonly kind: "password"; readonly username: string; readonly passwordMd5: string; readonly secrets: readonly string[] }
   | { readonly kind: "api-token"; readonly apiToken: string; readonly secrets: readonly string[] };
 
+/** md5 of a string's UTF-8 bytes as lower-case hex: what the login endpoint wants for a password. */
 export function md5Hex(text: string): string {
-  return createHash("md5").update(text, "utf8").digest("hex");
+  return md5HexOfUtf8(text);
 }
 
 const MD5_HEX = /^[0-9a-f]{32}$/i;

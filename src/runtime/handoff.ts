@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HANDOFF_DIR } from "./protocol";
+import { sha256Hex } from "./sha256";
 
 /**
  * What the destroy half of a replacement leaves for the create half, and what the create half
@@ -60,7 +60,7 @@ export interface AppliedRecord {
  */
 export function apiDigest(apiUrl: string): string {
   const normalized = apiUrl.trim().replace(/\/+$/, "").toLowerCase();
-  return createHash("sha256").update(normalized).digest("hex").slice(0, 16);
+  return sha256Hex(normalized).slice(0, 16);
 }
 
 type Kind = "handoff" | "applied";
@@ -68,7 +68,7 @@ type Kind = "handoff" | "applied";
 function recordPath(cwd: string, kind: Kind, workspace: string, key: string): string {
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(key)) throw new Error(`invalid hand-off key "${key}"`);
   // Workspace names are free text to us: hashed into the file name, kept verbatim inside.
-  const ws = createHash("sha256").update(workspace).digest("hex").slice(0, 16);
+  const ws = sha256Hex(workspace).slice(0, 16);
   const suffix = kind === "handoff" ? "json" : "applied.json";
   return path.join(cwd, HANDOFF_DIR, `${key}.${ws}.${suffix}`);
 }

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { apiDigest } from "./handoff";
 import { HANDOFF_DIR } from "./protocol";
+import { sha256Hex } from "./sha256";
 
 /**
  * An exclusive lock per token name (and API), held by a create half around "list, then create
@@ -55,7 +55,7 @@ function readLock(file: string): string | undefined {
  * address share a lock.
  */
 export function nameLockPath(cwd: string, apiUrl: string, name: string): string {
-  const digest = createHash("sha256").update(`${apiDigest(apiUrl)}\n${name}`).digest("hex").slice(0, 24);
+  const digest = sha256Hex(`${apiDigest(apiUrl)}\n${name}`).slice(0, 24);
   return path.join(cwd, HANDOFF_DIR, `lock-${digest}`);
 }
 
