@@ -168,6 +168,20 @@ describe("code cache of the runtime script", () => {
     expect(readdirSync(cwd)).not.toContain(CACHE_DIR);
   });
 
+  test("on a Node without zlib.crc32 (before 20.15) it runs without a cache", async () => {
+    const cwd = folder();
+    const preload = path.join(cwd, "no-crc32.js");
+    writeFileSync(preload, 'delete require("node:zlib").crc32;');
+    const ran = await runProcess(process.execPath, ["--require", preload, LAUNCHER, "token-read"], {
+      cwd,
+      env: credentialsEnv(emulator, account),
+      stdin: JSON.stringify({ name: TOKEN_NAME }),
+    });
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout).token).toBe(tokenValue);
+    expect(readdirSync(cwd)).not.toContain(CACHE_DIR);
+  });
+
   test("a folder it cannot write to costs nothing but the cache", async () => {
     const cwd = folder();
     // A file where the folder would be: mkdir fails for root too (a read-only mode would not).
