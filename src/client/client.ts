@@ -25,7 +25,7 @@ import {
   updateTokenCall,
 } from "./operations";
 import type { TokenInput } from "./operations";
-import { ListingPlan, isOrdered, walkAllTokens } from "./pagination";
+import { ListingPlan, walkAllTokens } from "./pagination";
 import type { ListAllTokensOptions, ListTokensParams } from "./pagination";
 import { Redactor } from "./redact";
 import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retryUntilDeadline } from "./retry";
@@ -250,9 +250,9 @@ export class GpuCloudClient {
       find: async (conclusive) => {
         // One request: the newest page, or the first page in the server's own order when it
         // does not sort; conclusive only when it holds the whole list, else a full walk.
-        const newest = (await this.newestPage(deadline)) ?? (await this.firstPage(deadline));
-        const hit = newestNamed(newest.tokens, name);
-        if (hit !== undefined || !conclusive || newest.tokens.length >= newest.total) return hit;
+        const first = await this.newestOrFirstPage(deadline);
+        const hit = newestNamed(first.tokens, name);
+        if (hit !== undefined || !conclusive || first.tokens.length >= first.total) return hit;
         return newestNamed(await this.walk(deadline, {}), name);
       },
       probe: async () => {
@@ -303,21 +303,20 @@ export class GpuCloudClient {
     );
   }
 
-  /** The newest page (created_at desc), or undefined when the server does not list in that order. */
-  private async newestPage(deadline: number): Promise<TokenList | undefined> {
-    if (!this.listing.ordered) return undefined;
-    const wanted = { limit: NEWEST_PAGE_SIZE, offset: 0, sortField: "created_at", sortOrder: "desc" } as const;
+  /**
+   * The first page of the token list: the newest tokens while the server sorts by created_at
+   * desc, else the first page in its own order. A server that refuses the sort gets the request
+   * again without it (ListingPlan.fetch), and one that ignores it has answered with its own
+   * first page: either way no further request is needed.
+   */
+  private async newestOrFirstPage(deadline: number): Promise<TokenList> {
+    const sorted = this.listing.ordered;
+    const wanted = sorted
+      ? ({ limit: NEWEST_PAGE_SIZE, offset: 0, sortField: "created_at", sortOrder: "desc" } as const)
+      : { limit: NEWEST_PAGE_SIZE, offset: 0 };
     const page = await this.listing.fetch((params) => this.send(listTokensCall(params), deadline), wanted, (line) => this.log(line));
-    if (!this.listing.sendSort || !isOrdered(page.tokens, "created_at", "desc")) {
-      this.listing.noticeOrder(page.tokens, "created_at", "desc", (line) => this.log(line));
-      return undefined;
-    }
+    if (sorted) this.listing.noticeOrder(page.tokens, "created_at", "desc", (line) => this.log(line));
     return page;
-  }
-
-  /** The first page as the server lists it by default (what it accepts of limit). */
-  private firstPage(deadline: number): Promise<TokenList> {
-    return this.listing.fetch((params) => this.send(listTokensCall(params), deadline), { limit: NEWEST_PAGE_SIZE, offset: 0 }, (line) => this.log(line));
   }
 
   private log(line: string): void {

@@ -136,6 +136,19 @@ describe("pagination under change and refusal", () => {
     expect(named(emu, "ci")).toHaveLength(1);
   });
 
+  it("sort refused: the look-up after an ambiguous create does not ask for the first page again", async () => {
+    const emu = await emulator(5, { faults: { rejectSortParams: true, loseCreateResponses: 1 } });
+    const { client, logs } = connect(emu);
+    await client.login();
+    emu.resetStats();
+    const created = await client.createToken({ name: "ci" });
+    expect(named(emu, "ci")).toEqual([expect.objectContaining({ id: created.id })]);
+    expect(logs.some((l) => /refused sortField\/sortOrder/.test(l))).toBe(true);
+    // The look-up asks for the newest page, is refused, and asks again without the sort: that
+    // answer is the server's own first page (here the whole list), so nothing more is asked.
+    expect(emu.stats().byRoute).toEqual({ "POST /api-tokens": 1, "GET /api-tokens": 2 });
+  });
+
   it("sort and limit ignored: the walk still sees every token", async () => {
     const emu = await emulator(35, { faults: { ignoreSortParams: true, ignoreLimit: true } });
     const { client } = connect(emu);
