@@ -3,8 +3,8 @@
  * against the emulator, offline through the provider doubles: synth, deploy, deploy again (no
  * changes), destroy.
  *
- * cdktf-cli is not a devDependency (about 420 MB installed, see the README's Development
- * section): the first run installs it into node_modules/.cache/cdktf-cli-<version> (about 25 s
+ * cdktf-cli is not a devDependency (about 420 MB installed, see CONTRIBUTING.md, "Tests"):
+ * the first run installs it into node_modules/.cache/cdktf-cli-<version> (about 25 s
  * from the npm registry), later runs reuse it. CDKTF_CLI_BIN=<path to cdktf> uses a given one.
  */
 import { spawn } from "node:child_process";

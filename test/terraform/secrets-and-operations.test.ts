@@ -1,5 +1,5 @@
 /**
- * The claims of the README's "Where secrets live" and "Operating it" sections, checked with real
+ * The claims of docs/operations.md ("Where secrets live", "Operating it"), checked with real
  * Terraform (offline, through the provider doubles) on the example stack against the emulator.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
