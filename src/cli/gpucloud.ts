@@ -6,11 +6,11 @@
  */
 import { parseArgs } from "node:util";
 import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
-import { secretValues } from "../runtime/config";
-import { withClient, type RuntimeContext } from "../runtime/context";
-import { fetchCatalog } from "../runtime/flavor-catalog";
-import { normalizeFlavor } from "../runtime/flavor-query";
-import { createOutput, Redactor } from "../runtime/output";
+import { secretValues } from "../shared/config";
+import { withClient, type RuntimeContext } from "../shared/context";
+import { fetchCatalog } from "../shared/flavor-catalog";
+import { normalizeFlavor } from "../shared/flavor-query";
+import { createOutput, Redactor } from "../shared/output";
 import { CredentialEnv } from "../runtime/protocol";
 import { flavorTable } from "./flavor-table";
 

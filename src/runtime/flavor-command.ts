@@ -1,7 +1,7 @@
 import { describeFilter, describeOffer, selectFlavors, type Flavor } from "../client";
-import { withClient, type RuntimeContext } from "./context";
-import { fetchCatalog } from "./flavor-catalog";
-import { filterFromQuery, normalizeFlavor, parseBool } from "./flavor-query";
+import { withClient, type RuntimeContext } from "../shared/context";
+import { fetchCatalog } from "../shared/flavor-catalog";
+import { filterFromQuery, normalizeFlavor, parseBool } from "../shared/flavor-query";
 import type { FlavorQuery, FlavorResult } from "./protocol";
 
 /** Plan-time lookup of every flavor that matches one filter. */

@@ -5,10 +5,10 @@
  *
  * See ./protocol.ts for the commands and how Terraform calls each of them.
  */
-import { runBudgetMsOrDefault, secretValues } from "./config";
-import type { RuntimeContext } from "./context";
+import { runBudgetMsOrDefault, secretValues } from "../shared/config";
+import type { RuntimeContext } from "../shared/context";
 import { findFlavors } from "./flavor-command";
-import { createOutput, Redactor, type Output } from "./output";
+import { createOutput, Redactor, type Output } from "../shared/output";
 import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
 import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";

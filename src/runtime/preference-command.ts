@@ -1,8 +1,8 @@
 import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
-import { ConfigError } from "./config";
-import { withClient, type RuntimeContext } from "./context";
-import { fetchCatalog } from "./flavor-catalog";
-import { filterFromQuery, normalizeFlavor, parseCount } from "./flavor-query";
+import { ConfigError } from "../shared/config";
+import { withClient, type RuntimeContext } from "../shared/context";
+import { fetchCatalog } from "../shared/flavor-catalog";
+import { filterFromQuery, normalizeFlavor, parseCount } from "../shared/flavor-query";
 import { flavorChoicePrefix, type FlavorPreferenceQuery, type FlavorPreferenceResult } from "./protocol";
 
 /**

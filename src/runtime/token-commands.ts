@@ -1,5 +1,5 @@
-import { ConfigError, runBudgetMsOrDefault } from "./config";
-import { withClient, type RuntimeContext } from "./context";
+import { ConfigError, runBudgetMsOrDefault } from "../shared/config";
+import { withClient, type RuntimeContext } from "../shared/context";
 import {
   apiDigest,
   readAppliedRecord,

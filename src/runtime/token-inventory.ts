@@ -1,5 +1,5 @@
-import { ConfigError } from "./config";
-import { withClient, type RuntimeContext } from "./context";
+import { ConfigError } from "../shared/config";
+import { withClient, type RuntimeContext } from "../shared/context";
 import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
 import { allTokens, NO_TOKEN_ATTRIBUTES, pickByName, pickByPreviousNames, requireName, tokenAttributes, type TokenView } from "./token-names";
 

@@ -1,6 +1,6 @@
 import { listAllTokens, MAX_TOKEN_NAME_LENGTH, type GpuCloudClient } from "../client";
-import { ConfigError } from "./config";
-import type { RuntimeContext } from "./context";
+import { ConfigError } from "../shared/config";
+import type { RuntimeContext } from "../shared/context";
 import type { TokenAttributes } from "./protocol";
 
 /** The fields of an API token this script relies on. */

@@ -7,9 +7,9 @@ import { GpuCloudClient, listAllTokens } from "../../src/client";
 import type { GpuCloudClientOptions } from "../../src/client";
 import { startEmulator } from "../../src/emulator";
 import type { EmulatorOptions, RunningEmulator } from "../../src/emulator";
-import { withClient } from "../../src/runtime/context";
-import type { RuntimeContext } from "../../src/runtime/context";
-import { createOutput, Redactor } from "../../src/runtime/output";
+import { withClient } from "../../src/shared/context";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 import { caught, closeAfterEach, recordingClient, track } from "./helpers";
 import type { Harness } from "./helpers";
 

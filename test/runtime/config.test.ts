@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from "../../src/runtime/config";
-import { createOutput, Redactor } from "../../src/runtime/output";
+import { ConfigError, loadConfig } from "../../src/shared/config";
+import { createOutput, Redactor } from "../../src/shared/output";
 import { parseQuery } from "../../src/runtime/main";
 
 const BASE = { GPUCLOUD_BASE_URL: "http://127.0.0.1:1" };

@@ -1,6 +1,6 @@
 import { defaultFlavors } from "../../src/emulator";
 import type { FlavorRegionGroup } from "../../src/client";
-import { fetchCatalog, UnknownRegionError, type FlavorSource } from "../../src/runtime/flavor-catalog";
+import { fetchCatalog, UnknownRegionError, type FlavorSource } from "../../src/shared/flavor-catalog";
 import { GpuCloudError, selectFlavors } from "../../src/client";
 
 /** A source that records its calls and filters by exact region id, as the emulator does. */

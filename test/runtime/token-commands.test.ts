@@ -8,10 +8,10 @@ import { spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import type { RuntimeContext } from "../../src/runtime/context";
+import type { RuntimeContext } from "../../src/shared/context";
 import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
-import { createOutput, Redactor } from "../../src/runtime/output";
+import { createOutput, Redactor } from "../../src/shared/output";
 import { applyToken, readToken, releaseToken, checkStoredName, CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 

@@ -1,5 +1,5 @@
 import type { Credentials } from "../client";
-import { CredentialEnv, SECRET_ENV_NAMES } from "./protocol";
+import { CredentialEnv, SECRET_ENV_NAMES } from "../runtime/protocol";
 
 /** Raised for a configuration the script cannot work with; the message says what to set. */
 export class ConfigError extends Error {
