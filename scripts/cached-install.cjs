@@ -7,7 +7,7 @@ const { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } = require("no
 const path = require("node:path");
 
 /**
- * The path of `bin` from package `spec` (e.g. "cdktf-cli@0.21.0") under
+ * The path of `bin` from package `spec` (e.g. "cdktf-cli@0.21.0", or a list installed together) under
  * <root>/node_modules/.cache/<folder>, installing it first when missing. Throws with npm's
  * output when the install fails. `onInstalled(seconds, dir)` is told of a fresh install.
  */
@@ -20,10 +20,10 @@ exports.cachedInstall = ({ root, folder, spec, bin, timeoutMs = 300000, onInstal
   mkdirSync(tmp, { recursive: true });
   writeFileSync(path.join(tmp, "package.json"), '{ "private": true }\n');
   const started = Date.now();
-  const res = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", spec], { cwd: tmp, encoding: "utf8", timeout: timeoutMs });
+  const res = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--no-save", ...[].concat(spec)], { cwd: tmp, encoding: "utf8", timeout: timeoutMs });
   if (res.status !== 0) {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`installing ${spec} failed (${res.error ? res.error.message : `exit ${res.status}`})\n${res.stderr}`);
+    throw new Error(`installing ${[].concat(spec).join(" ")} failed (${res.error ? res.error.message : `exit ${res.status}`})\n${res.stderr}`);
   }
   renameSync(tmp, dir);
   if (onInstalled) onInstalled((Date.now() - started) / 1000, dir);
