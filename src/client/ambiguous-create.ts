@@ -57,6 +57,14 @@ export interface CreateEnvironment {
   readonly probe: () => Promise<ApiToken | undefined>;
 }
 
+/** Tokens {@link createWithoutDuplicate} found rather than created, so that a caller logs one outcome. */
+const adoptedTokens = new WeakSet<ApiToken>();
+
+/** True when this token object came from a look-up after an ambiguous POST (already logged as adopted). */
+export function wasAdoptedAfterLostResponse(token: ApiToken): boolean {
+  return adoptedTokens.has(token);
+}
+
 export async function createWithoutDuplicate(env: CreateEnvironment): Promise<ApiToken> {
   for (;;) {
     let unknown: GpuCloudError;
@@ -71,6 +79,7 @@ export async function createWithoutDuplicate(env: CreateEnvironment): Promise<Ap
     const found = await settle(env, unknown);
     if (found !== undefined) {
       env.log(`adopted API token "${found.name}" (id ${found.id}): created by an earlier attempt whose response was lost`);
+      adoptedTokens.add(found);
       return found;
     }
     env.log(`no API token named "${env.name}" appeared within ${formatSeconds(env.now() - started)}; creating it again`);

@@ -62,11 +62,23 @@ function tokenBody(input: TokenInput, operation: string): { name: string; descri
   return description === undefined ? { name } : { name, description };
 }
 
-/** The newest token named `name` (greatest `created_at`, then the later in the list), or undefined. */
+/** The newest token whose name folds to `name`'s (greatest `created_at`, then the later in the list), or undefined. */
 export function newestNamed(tokens: readonly ApiToken[], name: string): ApiToken | undefined {
   let newest: ApiToken | undefined;
+  // By the folded name: a server may store "ci " as "ci" or "CI" as "ci", and the caller creates
+  // only when no token's name folds to this one.
+  const folded = foldTokenName(name);
   for (const token of tokens) {
-    if (token.name === name && (newest === undefined || token.created_at >= newest.created_at)) newest = token;
+    if (foldTokenName(token.name) === folded && (newest === undefined || token.created_at >= newest.created_at)) newest = token;
   }
   return newest;
+}
+
+/**
+ * A token name as a server might store it: without surrounding white space, lower-cased. The
+ * spec does not say whether names are stored as given; two names with the same folded form are
+ * treated as one name whenever a create is decided.
+ */
+export function foldTokenName(name: string): string {
+  return name.trim().toLowerCase();
 }

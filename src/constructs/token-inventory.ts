@@ -1,7 +1,15 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Lazy, TerraformStack, Token, type TerraformResource } from "cdktf";
 import { Construct } from "constructs";
-import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, RuntimeCommand, inventoryKey } from "../runtime/protocol";
+import {
+  INVENTORY_AFTER_WRITE,
+  INVENTORY_WARNINGS,
+  INVENTORY_WORKSPACE,
+  InventoryQueryField,
+  InventoryResultField,
+  RuntimeCommand,
+  inventoryKey,
+} from "../runtime/protocol";
 import { externalProgram } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown, propError } from "./validation";
@@ -48,7 +56,8 @@ export class TokenInventory extends Construct {
    * runs one script for the whole stack and an apply one more, whatever the number of tokens.
    */
   readonly afterWrite: DataExternal;
-  private readonly query: Record<string, string> = {};
+  /** The workspace lets the script find what this folder last applied (see addWarningsCheck). */
+  private readonly query: Record<string, string> = { [INVENTORY_WORKSPACE]: "${terraform.workspace}" };
   private readonly writes: string[] = [];
   /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
   private readonly claims = new Map<string, Claim>();
@@ -73,6 +82,25 @@ export class TokenInventory extends Construct {
     });
     // Filled as tokens are added; cdktf reads it when it synthesizes.
     this.afterWrite.dependsOn = this.writes;
+    this.addWarningsCheck();
+  }
+
+  /**
+   * A `check` block that turns the script's warnings (several tokens of a managed name, a name
+   * now resolving to another token) into a warning of `terraform plan` and `apply`: Terraform
+   * shows nothing an external program prints when its read succeeds. The plan-time read speaks
+   * when no read after the writes is planned; that read speaks at apply, after a create. (No
+   * class in cdktf or cdktn writes check blocks, hence the override.)
+   */
+  private addWarningsCheck(): void {
+    const planned = `lookup(${this.resultAddress}, "${INVENTORY_WARNINGS}", "")`;
+    const afterWrite = `[for r in ${this.afterWriteAddress} : lookup(r.result, "${INVENTORY_WARNINGS}", "") if lookup(r.result, "${INVENTORY_WARNINGS}", "") != ""]`;
+    TerraformStack.of(this).addOverride("check.gpucloud_api_tokens", {
+      assert: [
+        { condition: `\${length(${this.afterWriteAddress}) > 0 || ${planned} == ""}`, error_message: `\${${planned}}` },
+        { condition: `\${length(${afterWrite}) == 0}`, error_message: `\${join("\\n", ${afterWrite})}` },
+      ],
+    });
   }
 
   /** A token's sync resource: the read after the writes waits for it. */

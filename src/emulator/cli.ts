@@ -5,7 +5,7 @@
  * authentication.
  */
 import { startEmulator } from "./server";
-import type { EmulatorOptions, EmulatorUser, RunningEmulator } from "./types";
+import { STORE_NAMES, type EmulatorOptions, type EmulatorUser, type RunningEmulator, type StoreNames } from "./types";
 
 export const USAGE = `Usage: gpucloud-emulator [options]
 
@@ -19,6 +19,8 @@ Options:
   --access-ttl SECONDS  access token lifetime (default 1800)
   --refresh-ttl SECONDS refresh token lifetime (default 7200)
   --latency MS          delay added to every API response (default 0)
+  --store-names HOW     how token names are stored: as-given (default), trimmed or
+                        lower-cased (as some services do)
   --verbose             print one line per request (method, path, status, duration)
   --help                print this help
 
@@ -89,6 +91,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
   let accessTokenTtlSeconds: number | undefined;
   let refreshTokenTtlSeconds: number | undefined;
   let latencyMs: number | undefined;
+  let storeNames: StoreNames | undefined;
   const users: EmulatorUser[] = [];
 
   for (let i = 0; i < argv.length; i++) {
@@ -135,6 +138,12 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
       case "--latency":
         latencyMs = integer(flag, value(), 0);
         break;
+      case "--store-names": {
+        const how = value();
+        if (!(STORE_NAMES as readonly string[]).includes(how)) throw new UsageError(`--store-names must be one of ${STORE_NAMES.join(", ")} (got "${how}")`);
+        storeNames = how as StoreNames;
+        break;
+      }
       default:
         throw new UsageError(`unknown argument "${flag}"`);
     }
@@ -153,6 +162,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
       ...(accessTokenTtlSeconds !== undefined && { accessTokenTtlSeconds }),
       ...(refreshTokenTtlSeconds !== undefined && { refreshTokenTtlSeconds }),
       ...(latencyMs !== undefined && { faults: { latencyMs } }),
+      ...(storeNames !== undefined && { storeNames }),
     },
   };
 }

@@ -16,4 +16,5 @@ export type {
   Flavor,
   FlavorRegionGroup,
   RunningEmulator,
+  StoreNames,
 } from "./types";

@@ -30,7 +30,8 @@
  * - All users share one account: every user sees and manages the same API tokens.
  * - API token ids are opaque: `tok_` + 16 hex characters.
  * - Token names: required string, 1 to 50 Unicode code points, not only whitespace, stored as
- *   given (not trimmed); duplicates are allowed. Descriptions: optional string of at most 1000
+ *   given (not trimmed; the `storeNames` option makes it trim or lower-case them, as some
+ *   services do); duplicates are allowed. Descriptions: optional string of at most 1000
  *   code points, default "". On update an omitted description keeps the old one; the id, value
  *   and `created_at` never change. Create and update return the token without `last_used`.
  * - Token list: `limit` integer >= 1 (default 10, larger values clamped to 100), `offset` integer
@@ -59,6 +60,7 @@ import { performance } from "node:perf_hooks";
 import { JwtSigner, md5Hex, randomHex, safeEqual } from "./crypto";
 import { FaultState, faultsError } from "./faults";
 import { defaultFlavors } from "./seed";
+import { STORE_NAMES } from "./types";
 import type {
   AddTokenInput,
   EmulatorFaults,
@@ -68,6 +70,7 @@ import type {
   EmulatorUser,
   FlavorRegionGroup,
   RunningEmulator,
+  StoreNames,
 } from "./types";
 
 export const NAME_MAX = 50;
@@ -275,8 +278,11 @@ class Emulator {
   private readonly liveAccess = new Set<string>();
   private stat: MutableStats = { connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
   faults: FaultState;
+  private readonly storeNames: StoreNames;
 
   constructor(options: EmulatorOptions) {
+    this.storeNames = options.storeNames ?? "as-given";
+    if (!STORE_NAMES.includes(this.storeNames)) throw new Error(`emulator option storeNames must be one of ${STORE_NAMES.join(", ")}`);
     this.users = new Map((options.users ?? DEFAULT_USERS).map((u) => [u.username, u]));
     this.flavors = structuredClone(options.flavors ?? defaultFlavors()) as FlavorRegionGroup[];
     this.now = options.now ?? Date.now;
@@ -460,8 +466,15 @@ class Emulator {
     return envelope(200, "flavors retrieved", data);
   }
 
+  /** The spelling create and update store (see EmulatorOptions.storeNames). */
+  private storedName(name: string): string {
+    if (this.storeNames === "trimmed") return name.trim();
+    if (this.storeNames === "lower-cased") return name.toLowerCase();
+    return name;
+  }
+
   private create(body: Record<string, unknown>): { reply: Reply; created: StoredToken } {
-    const name = checkName(body.name);
+    const name = this.storedName(checkName(body.name));
     const description = checkDescription(body.description) ?? "";
     const t = this.createToken(name, description, this.nowSeconds());
     this.stat.tokenWrites += 1;
@@ -490,7 +503,7 @@ class Emulator {
   }
 
   private update(id: string, body: Record<string, unknown>): Reply {
-    const name = checkName(body.name);
+    const name = this.storedName(checkName(body.name));
     const description = checkDescription(body.description);
     const stored = this.store.get(id);
     if (!stored) throw new HttpError(404, `API token ${JSON.stringify(id.slice(0, 80))} not found`);

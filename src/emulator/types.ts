@@ -126,7 +126,17 @@ export interface EmulatorOptions {
   readonly now?: () => number;
   /** Receives one line per request: method, path, status, duration. Never headers, bodies or secrets. */
   readonly log?: (line: string) => void;
+  /**
+   * How create and update store a token's name (default `"as-given"`): `"trimmed"` strips
+   * surrounding white space, `"lower-cased"` lower-cases it. Real services may do either; the
+   * spec does not say.
+   */
+  readonly storeNames?: StoreNames;
 }
+
+/** See {@link EmulatorOptions.storeNames}. */
+export type StoreNames = "as-given" | "trimmed" | "lower-cased";
+export const STORE_NAMES: readonly StoreNames[] = ["as-given", "trimmed", "lower-cased"];
 
 /** An API token as the emulator stores it (plain data, a copy). */
 export interface EmulatorTokenRecord {

@@ -44,14 +44,27 @@ export interface Handoff {
  * as last applied from this folder. Under create_before_destroy (forced onto the sync resource
  * when a consumer has it) Terraform skips destroy-time provisioners, so no hand-off is ever
  * written; this record is how the create half of a rename still learns the old token, to warn
- * that it stays active. It is only ever reported, never followed. A destroy removes it.
+ * that it stays active; a finished record is only ever reported, never followed (a pending one
+ * is: see {@link AppliedRecord.pending}). Among several tokens of one name, the one recorded here
+ * is the one the stack keeps using. A destroy removes it.
  */
 export interface AppliedRecord {
   readonly key: string;
   readonly workspace: string;
   readonly id: string;
+  /** The configured name (the API may store another spelling of it). */
   readonly name: string;
   readonly at: string;
+  /** A digest of the API address (see {@link apiDigest}); absent in records of older versions. */
+  readonly api?: string;
+  /**
+   * Written right after a write produced or chose this token, before anything that can fail
+   * (checks, the look-up after a create): the apply did not finish. Unlike a finished record, a
+   * pending one is followed by the next create half with the same name and API, which adopts
+   * this token instead of creating another (a server that stores another spelling of the name,
+   * a failure after the write).
+   */
+  readonly pending?: boolean;
 }
 
 /**
@@ -140,7 +153,13 @@ export function writeAppliedRecord(cwd: string, record: AppliedRecord): void {
 export function readAppliedRecord(cwd: string, workspace: string, key: string, warn: (line: string) => void): AppliedRecord | undefined {
   const raw = readRecord(recordPath(cwd, "applied", workspace, key), cwd, warn);
   if (!raw) return undefined;
-  const ok = raw.key === key && raw.workspace === workspace && typeof raw.id === "string" && typeof raw.name === "string";
+  const ok =
+    raw.key === key &&
+    raw.workspace === workspace &&
+    typeof raw.id === "string" &&
+    typeof raw.name === "string" &&
+    optionalString(raw.api) &&
+    (raw.pending === undefined || typeof raw.pending === "boolean");
   return ok ? (raw as unknown as AppliedRecord) : undefined;
 }
 

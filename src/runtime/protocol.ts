@@ -73,6 +73,17 @@ export function inventoryKey(tokenKey: string, field: string): string {
  */
 export const INVENTORY_AFTER_WRITE = "after_write";
 
+/** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
+export const INVENTORY_WORKSPACE = "workspace";
+
+/**
+ * A result key without a token key: what the user must see even when the read succeeds (several
+ * tokens carry a managed name; the token a name resolves to changed since the last apply), one
+ * line each, "" when nothing. The stack's `check` block turns it into a warning of plan and apply:
+ * Terraform shows an external program's stderr only when it fails.
+ */
+export const INVENTORY_WARNINGS = "warnings";
+
 export const InventoryQueryField = {
   NAME: "name",
   /** Present only when the construct manages the description. */

@@ -87,25 +87,84 @@ function isShell(comm: string): boolean {
 }
 
 /**
- * The run id seen from process `startPid` (default: this process's parent): the first ancestor,
- * starting with `startPid` itself, that is not a shell, as `<pid>@<start time>`. When the
- * process table cannot be read, the parent pid alone (weaker, but still scoped to one run).
+ * What this script knows of its terraform run:
+ * - `found`: the first ancestor that is not a shell, alive: the run's id is certain.
+ * - `unreadable`: the process table cannot be read (no /proc and no usable `ps`). The id falls
+ *   back to `<parent pid>@unknown`, which the two halves of one replacement do not share (each
+ *   has its own shell), so no hand-off can pass between them: a rename needs `previousNames`.
+ * - `orphaned`: the ancestry ends at pid 1 (or a process of it vanished on the way up) before a
+ *   non-shell ancestor: the terraform run that started this script is gone (killed, or Ctrl-C'd
+ *   between the two halves). Its state will not record anything this script does, so the
+ *   script must change nothing.
  */
-export function runIdFrom(startPid: number, read: ProcessReader = defaultProcessReader): string {
-  let pid = startPid;
-  for (let depth = 0; depth < 16 && pid > 1; depth++) {
-    const info = read(pid);
-    if (!info) break;
-    if (!isShell(info.comm)) return `${info.pid}@${info.startTime}`;
-    pid = info.ppid;
-  }
-  return `${startPid}@unknown`;
+export type RunScopeKind = "found" | "unreadable" | "orphaned";
+
+export interface RunScope {
+  readonly kind: RunScopeKind;
+  /** `<pid>@<start time>` when found; `<parent pid>@unknown` otherwise. */
+  readonly id: string;
 }
 
-let cached: string | undefined;
+/**
+ * The run seen from process `startPid` (default: this process's parent): the first ancestor,
+ * starting with `startPid` itself, that is not a shell, as `<pid>@<start time>`.
+ */
+export function runScopeFrom(startPid: number, read: ProcessReader = defaultProcessReader): RunScope {
+  const fallback = `${startPid}@unknown`;
+  let pid = startPid;
+  for (let depth = 0; depth < 16; depth++) {
+    // Reparented to init (or a container's pid 1): the process that started us is gone.
+    if (pid <= 1) return { kind: "orphaned", id: fallback };
+    const info = read(pid);
+    // The very first read failing means the table cannot be read; a later one, that the
+    // process exited while we walked up (its terraform is going or gone).
+    if (!info) return { kind: depth === 0 ? "unreadable" : "orphaned", id: fallback };
+    if (!isShell(info.comm)) return { kind: "found", id: `${info.pid}@${info.startTime}` };
+    pid = info.ppid;
+  }
+  return { kind: "unreadable", id: fallback };
+}
+
+/** The run id alone (see {@link runScopeFrom}). */
+export function runIdFrom(startPid: number, read: ProcessReader = defaultProcessReader): string {
+  return runScopeFrom(startPid, read).id;
+}
+
+/**
+ * A switch for tests only: `GPUCLOUD_TEST_ONLY_RUN_ANCESTRY=<command>=orphaned` (or
+ * `=unreadable`) makes that provisioner command see that ancestry, so that real-Terraform
+ * tests can put a create half in the place of one whose terraform was killed, deterministically.
+ * Its name says what it is for; the script says so in the log whenever it is honoured.
+ */
+export const TEST_ANCESTRY_ENV = "GPUCLOUD_TEST_ONLY_RUN_ANCESTRY";
+
+export function testAncestry(env: NodeJS.ProcessEnv, command: string): RunScopeKind | undefined {
+  const value = env[TEST_ANCESTRY_ENV];
+  if (!value) return undefined;
+  const m = /^([a-z-]+)=(orphaned|unreadable)$/.exec(value);
+  return m && m[1] === command ? (m[2] as RunScopeKind) : undefined;
+}
+
+let cached: RunScope | undefined;
+
+/** The terraform run this script belongs to (computed once per process; see {@link stillInRun}). */
+export function currentRunScope(): RunScope {
+  cached ??= runScopeFrom(process.ppid);
+  return cached;
+}
 
 /** The id of the Terraform run this script belongs to (computed once per process). */
 export function currentRunId(): string {
-  cached ??= runIdFrom(process.ppid);
-  return cached;
+  return currentRunScope().id;
+}
+
+/**
+ * Asked again right before a write: is the run found at the start still this script's run?
+ * False once the script has been reparented (its terraform or shell killed meanwhile).
+ */
+export function stillInRun(): boolean {
+  const first = currentRunScope();
+  if (first.kind !== "found") return first.kind === "unreadable" && process.ppid !== 1;
+  const now = runScopeFrom(process.ppid);
+  return now.kind === "found" && now.id === first.id;
 }

@@ -1,4 +1,5 @@
 import { ConfigError, runBudgetMsOrDefault } from "../shared/config";
+import type { GpuCloudClient } from "../client";
 import { withClient, type RuntimeContext } from "../shared/context";
 import {
   apiDigest,
@@ -11,17 +12,59 @@ import {
   type Handoff,
 } from "./handoff";
 import { STALE_LOCK_MS, withNameLock } from "./name-lock";
-import { CredentialEnv, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
-import { currentRunId } from "./run-scope";
-import { allTokens, parsePreviousNames, pickByName, pickByPreviousNames, requireName, tokenAttributes, type TokenView } from "./token-names";
+import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
+import { foldTokenName } from "../client/operations";
+import { CredentialEnv, RuntimeCommand, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
+import { currentRunId, currentRunScope, stillInRun, TEST_ANCESTRY_ENV, testAncestry, type RunScope } from "./run-scope";
+import {
+  allTokens,
+  duplicatesWarning,
+  parsePreviousNames,
+  pickByName,
+  pickByPreviousNames,
+  requireName,
+  tokenAttributes,
+  tokensNamed,
+  type TokenView,
+} from "./token-names";
 
 /** What the provisioner commands take from outside, so that tests can pin the run. */
 export interface TokenCommandDeps {
   /** The id of the terraform run (see ./run-scope.ts). */
   readonly runId: () => string;
+  /** The run and how it was found; without it, a run found with the id of `runId`. */
+  readonly runScope?: () => RunScope;
+  /** Asked right before each write (API or hand-off): is the run found at the start still ours? */
+  readonly stillInRun?: () => boolean;
 }
 
-const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId };
+const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId, runScope: currentRunScope, stillInRun };
+
+/** The run of this provisioner, honouring the test-only ancestry switch (and saying so). */
+function resolveRun(ctx: RuntimeContext, deps: TokenCommandDeps, command: string): RunScope {
+  const simulated = testAncestry(ctx.env, command);
+  if (simulated) {
+    ctx.out.info(`${TEST_ANCESTRY_ENV} is set: acting as if the process ancestry were ${simulated} (a switch for tests only)`);
+    return { kind: simulated, id: `${process.ppid}@unknown` };
+  }
+  return deps.runScope ? deps.runScope() : { kind: "found", id: deps.runId() };
+}
+
+/** One line, the whole output of a provisioner whose terraform run is gone. */
+function orphaned(command: string): Error {
+  return new Error(
+    `the terraform run that started this ${command === RuntimeCommand.TOKEN_APPLY ? "create" : "destroy"} half is gone ` +
+      `(its process ancestry ends at pid 1), so it changed nothing: no API write, no hand-off taken or removed; ` +
+      `run terraform apply again in this folder`,
+  );
+}
+
+/** Throws when the run is gone since the start: called right before each write. */
+function guardRun(deps: TokenCommandDeps, command: string): () => void {
+  return () => {
+    if (deps.stillInRun && !deps.stillInRun()) throw orphaned(command);
+  };
+}
 
 /** One token's attributes by name (`token-read`; see RuntimeCommand.TOKEN_READ). */
 export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise<TokenAttributes> {
@@ -82,9 +125,10 @@ function constructLabel(scope: TokenScope): string {
  * that a create half already claimed for this very name (a rename whose write failed, retried
  * by a later run). Any other is dropped with a warning when following it would have renamed.
  */
-function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string): Handoff | undefined {
+function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string, guard: () => void): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
+  guard();
   if (handoff.api !== undefined && handoff.api !== apiDigest(apiUrlOf(scope, ctx.env))) {
     // The API changed with this replacement (baseUrl or GPUCLOUD_BASE_URL): the released token is
     // on the old API, and a token of its name on this one may be another deployment's.
@@ -142,11 +186,28 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   const description = ctx.env[TokenEnv.DESCRIPTION];
   const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
   const scope = tokenScope(ctx.env);
-  const runId = deps.runId();
-  const handoff = takeHandoff(ctx, scope, name, runId);
+  const command = RuntimeCommand.TOKEN_APPLY;
+  // Before anything else: a create half whose terraform is gone changes nothing.
+  const run = resolveRun(ctx, deps, command);
+  if (run.kind === "orphaned") throw orphaned(command);
+  const guard = guardRun(deps, command);
+  let handoff: Handoff | undefined;
+  if (run.kind === "unreadable") {
+    ctx.out.warn(
+      `the process table cannot be read here (no /proc, no ps), so this run's id is a fallback that the two halves of a ` +
+        `replacement do not share: a token released by the replaced resource is not taken over, and a rename without ` +
+        `previousNames creates a new token. On this machine, rename with previousNames.`,
+    );
+  } else {
+    handoff = takeHandoff(ctx, scope, name, run.id, guard);
+  }
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
 
   const apiUrl = apiUrlOf(scope, ctx.env);
+  const api = apiDigest(apiUrl);
+  /** Written before anything can fail after a write: a retry adopts this token (see AppliedRecord.pending). */
+  const recordPending = (id: string): void =>
+    writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, api, pending: true, at: new Date().toISOString() });
   const managedId = await withClient(ctx, scope.baseUrl, (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
       const tokens = await allTokens(client, ctx);
@@ -158,7 +219,17 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
           : handoff.id !== undefined
             ? tokens.find((t) => t.id === handoff.id)
             : pickByName(tokens, handoff.name);
-      const named = pickByName(tokens, name, ctx.out.warn);
+      // Exact matches, else matches after trimming and case-folding: never create when one exists.
+      const { matches, exact } = tokensNamed(tokens, name, lastApplied?.id);
+      if (!exact && matches.length > 1 && !(handedOver && matches.some((t) => t.id === handedOver.id))) {
+        throw new Error(
+          `no API token is named exactly "${name}", but ${matches.length} have that name after trimming and case-folding ` +
+            `(${matches.map((t) => `${JSON.stringify(t.name)} id ${t.id}`).join(", ")}), and a server may store names that way: ` +
+            `not creating another, and not choosing one. Revoke or rename all but one in the console. Nothing was changed.`,
+        );
+      }
+      if (matches.length > 1) ctx.out.warn(duplicatesWarning(name, matches));
+      const named = matches.length > 1 && handedOver ? (matches.find((t) => t.id === handedOver.id) ?? matches[0]) : matches[0];
 
       if (handedOver && named && named.id !== handedOver.id) {
         throw new Error(
@@ -167,8 +238,13 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
             `Nothing was changed.`,
         );
       }
-      const previous = handedOver || named ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
-      const target: TokenView | undefined = handedOver ?? named ?? previous;
+      // A token an unfinished apply from this folder wrote for this very name on this API.
+      const recorded =
+        handedOver || named || !lastApplied?.pending || lastApplied.name !== name || lastApplied.api !== api
+          ? undefined
+          : tokens.find((t) => t.id === lastApplied.id);
+      const previous = handedOver || named || recorded ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
+      const target: TokenView | undefined = handedOver ?? named ?? recorded ?? previous;
       const leftBehind = lastApplied ? tokens.find((t) => t.id === lastApplied.id && t.name === lastApplied.name) : undefined;
       const warnLeftBehind = (managed: string): void => {
         if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
@@ -180,32 +256,73 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
         if (handoff) {
           ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
         }
+        guard();
         const created = await client.createToken({ name, description });
         ctx.out.addSecrets([created.token]);
-        ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
-        checkStoredName(created, name);
+        recordPending(created.id);
+        // The client has already said "adopted" when a look-up found an earlier attempt's token.
+        if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
         warnLeftBehind(created.id);
+        checkStoredName(ctx, created, name);
+        await lookAgainAfterCreate(ctx, client, created, name);
         return created.id;
       }
       warnLeftBehind(target.id);
-      if (!handedOver && !previous) ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another`);
-      if (previous) ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name`);
       const changes: string[] = [];
       if (target.name !== name) changes.push(`renamed "${target.name}" to "${name}"`);
       if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
-      if (changes.length === 0) {
+      const what = changes.length === 0 ? "no change" : changes.join(", ");
+      if (changes.length > 0) {
+        guard();
+        recordPending(target.id);
+        // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
+        const updated = await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
+        checkStoredName(ctx, updated, name);
+      }
+      // One line per outcome.
+      if (target === previous) {
+        ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name: ${what}`);
+      } else if (target === recorded) {
+        ctx.out.info(
+          `adopted API token "${target.name}" (id ${target.id}), which an unfinished apply from this folder wrote for "${name}", ` +
+            `instead of creating another: ${what}`,
+        );
+      } else if (target === handedOver) {
+        ctx.out.info(changes.length === 0 ? `API token "${name}" (id ${target.id}) is up to date; no change` : `API token id ${target.id}: ${what}`);
+      } else if (lastApplied?.id === target.id && changes.length === 0) {
         ctx.out.info(`API token "${name}" (id ${target.id}) is up to date; no change`);
       } else {
-        // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
-        checkStoredName(await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined }), name);
-        ctx.out.info(`API token id ${target.id}: ${changes.join(", ")}`);
+        ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another: ${what}`);
       }
       return target.id;
     }, lockStaleAfterMs(ctx.env)),
   );
-  writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, at: new Date().toISOString() });
+  writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, api, at: new Date().toISOString() });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
-  removeHandoff(ctx.cwd, scope.workspace, scope.key);
+  // (Without a hand-off taken, one there is not this run's to remove: see takeHandoff.)
+  if (handoff) removeHandoff(ctx.cwd, scope.workspace, scope.key);
+}
+
+/**
+ * After a create, one more look: another token of the same name may exist now (a stack of the
+ * same name in another folder, a create that committed after its settle window). Warned, never
+ * fatal: the create itself succeeded.
+ */
+async function lookAgainAfterCreate(ctx: RuntimeContext, client: GpuCloudClient, created: TokenView, name: string): Promise<void> {
+  let again: TokenView[];
+  try {
+    again = tokensNamed(await allTokens(client, ctx), name, created.id).matches;
+  } catch (err) {
+    ctx.out.warn(`could not look again for other API tokens named "${name}" after the create: ${ctx.out.redact(errorMessage(err))}`);
+    return;
+  }
+  const others = again.filter((t) => t.id !== created.id);
+  if (others.length === 0) return;
+  ctx.out.warn(
+    `another API token named "${name}" exists besides the one just created (${others.map((t) => `id ${t.id}`).join(", ")}): ` +
+      `another stack with this name (in another folder or machine) or a create that committed late. ` +
+      `This stack uses ${created.id}; revoke the other in the console if nothing uses it.`,
+  );
 }
 
 /**
@@ -233,17 +350,23 @@ function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenVi
 export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
   const name = ctx.env[TokenEnv.NAME] ?? "";
   const scope = tokenScope(ctx.env);
-  const runId = deps.runId();
+  const command = RuntimeCommand.TOKEN_RELEASE;
+  const run = resolveRun(ctx, deps, command);
+  // Terraform gone: its state still holds this resource, so the next apply runs this half again.
+  if (run.kind === "orphaned") throw orphaned(command);
+  const guard = guardRun(deps, command);
+  const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   let id: string | undefined;
   let lookedUp = false;
   if (name) {
     try {
-      id = await withClient(ctx, scope.baseUrl, async (client) => pickByName(await allTokens(client, ctx), name)?.id);
+      id = await withClient(ctx, scope.baseUrl, async (client) => pickByName(await allTokens(client, ctx), name, undefined, lastApplied?.id)?.id);
       lookedUp = true;
     } catch (err) {
       ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
     }
   }
+  guard();
   // The token is let go: a later create must not take this record for a rename it missed.
   removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
 
@@ -251,16 +374,25 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
     ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
     return;
   }
+  const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
+  if (run.kind === "unreadable") {
+    // No create half could recognise this run (see RunScope): a hand-off would only be refused.
+    ctx.out.warn(
+      `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +
+        `The process table cannot be read here (no /proc, no ps), so a replacing resource cannot take it over: ` +
+        `to rename it, set previousNames: ["${name}"] on the ApiToken; if you are destroying it, revoke it in the cloud console.`,
+    );
+    return;
+  }
   writeHandoff(ctx.cwd, {
     key: scope.key,
     workspace: scope.workspace,
     id,
     name,
-    runId,
+    runId: run.id,
     api: apiDigest(apiUrlOf(scope, ctx.env)),
     releasedAt: new Date().toISOString(),
   });
-  const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
   ctx.out.warn(
     `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +
       `If this is part of a replacement (rename or description change), the new resource takes it over in this apply; ` +
@@ -273,14 +405,23 @@ export function errorMessage(err: unknown): string {
 }
 
 /**
- * Names are matched exactly. A server that stores another spelling (trimmed, case-folded) would
- * make every later apply miss the token and create one more; stop at the first.
+ * The name the API stored. Another spelling that folds to the same (trimmed, lower-cased) is
+ * accepted, since every look-up also matches that way, and said once; anything else fails, after
+ * the pending record already holds the token's id, so the next apply adopts it rather than
+ * creating another.
  */
-export function checkStoredName(stored: { readonly id: string; readonly name: string }, wanted: string): void {
+export function checkStoredName(ctx: RuntimeContext, stored: { readonly id: string; readonly name: string }, wanted: string): void {
   if (stored.name === wanted) return;
+  if (foldTokenName(stored.name) === foldTokenName(wanted)) {
+    ctx.out.info(
+      `the API stored API token ${stored.id}'s name as ${JSON.stringify(stored.name)} (it trims or lower-cases names); ` +
+        `names are matched that way too, so it is found as ${JSON.stringify(wanted)}`,
+    );
+    return;
+  }
   throw new Error(
     `the API stored API token ${stored.id} as ${JSON.stringify(stored.name)}, not the name requested, ${JSON.stringify(wanted)}. ` +
-      `Names are matched exactly, so the next apply would not find it and would create another: ` +
-      `set the ApiToken's name to ${JSON.stringify(stored.name)}`,
-  );
+      `This folder recorded its id, so the next apply adopts it instead of creating another; ` +
+      `set the ApiToken's name to ${JSON.stringify(stored.name)} to end this`,
+  )
 }

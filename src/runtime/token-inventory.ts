@@ -1,7 +1,17 @@
 import { ConfigError } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { INVENTORY_AFTER_WRITE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
-import { allTokens, NO_TOKEN_ATTRIBUTES, pickByName, pickByPreviousNames, requireName, tokenAttributes, type TokenView } from "./token-names";
+import { readAppliedRecord } from "./handoff";
+import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
+import {
+  allTokens,
+  duplicatesWarning,
+  NO_TOKEN_ATTRIBUTES,
+  pickByPreviousNames,
+  requireName,
+  tokenAttributes,
+  tokensNamed,
+  type TokenView,
+} from "./token-names";
 
 /** One managed token as the stack's inventory query describes it. */
 export interface ManagedToken {
@@ -17,7 +27,7 @@ export interface ManagedToken {
 function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
-    if (flatKey === INVENTORY_AFTER_WRITE) continue;
+    if (flatKey === INVENTORY_AFTER_WRITE || flatKey === INVENTORY_WORKSPACE) continue;
     const dot = flatKey.indexOf(".");
     if (dot <= 0) throw new ConfigError(`query key "${flatKey}" is not of the form <token key>.<field>`);
     const key = flatKey.slice(0, dot);
@@ -42,14 +52,22 @@ function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
   });
 }
 
-/** The observation of one managed token among the tokens listed from its API. */
-function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void): Record<string, string> {
-  const token = pickByName(tokens, managed.name, warn);
+/**
+ * The observation of one managed token among the tokens listed from its API. `lastId`: the token
+ * this folder last applied for it, which stays the one used among several of the same name.
+ */
+function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void, lastId: string | undefined): Record<string, string> {
+  const { matches, exact } = tokensNamed(tokens, managed.name, lastId);
   const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
     ...(t ? tokenAttributes(t) : NO_TOKEN_ATTRIBUTES),
     [InventoryResultField.IN_SYNC]: inSync ? "true" : "false",
     [InventoryResultField.REASON]: reason,
   });
+  if (!exact && matches.length > 1) {
+    // The apply refuses to choose (see applyToken); the plan shows why it will fail.
+    return fields(undefined, false, `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding`);
+  }
+  const token = matches[0];
   if (!token) {
     const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
     if (previous) return fields(undefined, false, `rename pending from "${previous.name}" (id ${previous.id})`);
@@ -62,6 +80,26 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (lin
 }
 
 /**
+ * What a plan must show about one managed token even when everything reads fine: several tokens
+ * carry its name, or its name now resolves to another token than the one this folder last applied.
+ */
+function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], last: { id: string; name: string } | undefined): string[] {
+  const lines: string[] = [];
+  const { matches } = tokensNamed(tokens, managed.name, last?.id);
+  if (matches.length > 1) lines.push(duplicatesWarning(managed.name, matches));
+  const now = matches[0];
+  if (now && last && last.name === managed.name && now.id !== last.id) {
+    const old = tokens.find((t) => t.id === last.id);
+    const where = old ? `is now named "${old.name}"` : "no longer exists";
+    lines.push(
+      `API token "${managed.name}" now resolves to id ${now.id}, not to id ${last.id}, which the last apply from this folder managed ` +
+        `and which ${where}: the stack's tokenId and token switch to ${now.id}.`,
+    );
+  }
+  return lines;
+}
+
+/**
  * Once per stack at plan time (and once more after the writes, when there are any): logs in once
  * and walks the token list once per distinct base URL, and returns, for the managed tokens only,
  * their observation and attributes. Other tokens of the account never leave this process.
@@ -69,6 +107,8 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (lin
 export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const managed = parseInventoryQuery(query);
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
+  const workspace = query[INVENTORY_WORKSPACE];
+  const warnings: string[] = [];
   const byBaseUrl = new Map<string, ManagedToken[]>();
   for (const m of managed) {
     const group = byBaseUrl.get(m.baseUrl ?? "");
@@ -79,17 +119,24 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   for (const [baseUrl, group] of byBaseUrl) {
     const tokens = await withClient(ctx, baseUrl || undefined, (client) => allTokens(client, ctx));
     for (const m of group) {
-      if (afterWrite && !pickByName(tokens, m.name)) {
+      // What this folder last applied (a record, not a secret), when the query names the workspace.
+      const record = workspace !== undefined ? readAppliedRecord(ctx.cwd, workspace, m.key, () => undefined) : undefined;
+      const last = record && !record.pending ? record : undefined;
+      const found = warningsFor(m, tokens, last);
+      for (const line of found) ctx.out.warn(line);
+      warnings.push(...found);
+      if (afterWrite && tokensNamed(tokens, m.name).matches.length === 0) {
         // Not an error: this read also runs at plan time when no write is pending, e.g. in
         // `terraform plan -refresh-only` after the token was deleted in the console, which must
         // show the drift rather than fail. Its attributes are then empty (numbers null); the next
         // plan recreates the token.
         ctx.out.warn(`no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`);
       }
-      for (const [field, value] of Object.entries(observe(m, tokens, ctx.out.warn))) {
+      for (const [field, value] of Object.entries(observe(m, tokens, ctx.out.warn, last?.id))) {
         result[inventoryKey(m.key, field)] = value;
       }
     }
   }
+  result[INVENTORY_WARNINGS] = warnings.join("\n");
   return result;
 }

@@ -1,4 +1,5 @@
 import { listAllTokens, MAX_TOKEN_NAME_LENGTH, type GpuCloudClient } from "../client";
+import { foldTokenName } from "../client/operations";
 import { ConfigError } from "../shared/config";
 import type { RuntimeContext } from "../shared/context";
 import type { TokenAttributes } from "./protocol";
@@ -33,20 +34,36 @@ export function tokenAttributes(token: TokenView): TokenAttributes {
 export const NO_TOKEN_ATTRIBUTES: TokenAttributes = { id: "", name: "", description: "", token: "", created_at: "", last_used: "" };
 
 /**
- * The token that a name designates. The API does not promise unique names; if several tokens
- * share one, the oldest is taken (a rule every command applies, so they all agree) and the
- * ambiguity is reported.
+ * The tokens a name designates: those with exactly that name; when there are none, those whose
+ * name is the same after trimming and case-folding (a server may store "ci " as "ci", or "CI" as
+ * "ci", so a token the configuration created may come back in another spelling). Oldest first,
+ * except that `preferId` (the token this folder last applied) goes first when it is among them.
  */
-export function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void): TokenView | undefined {
-  const matches = tokens
-    .filter((t) => t.name === name)
-    .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  if (matches.length > 1 && warn) {
-    warn(
-      `${matches.length} API tokens are named "${name}" (ids ${matches.map((t) => t.id).join(", ")}); ` +
-        `using the oldest, ${matches[0].id}. Rename the others in the console to remove the ambiguity.`,
-    );
-  }
+export function tokensNamed(tokens: readonly TokenView[], name: string, preferId?: string): { readonly matches: TokenView[]; readonly exact: boolean } {
+  const byAge = (a: TokenView, b: TokenView): number =>
+    (a.id === preferId ? 0 : 1) - (b.id === preferId ? 0 : 1) || a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const exact = tokens.filter((t) => t.name === name);
+  if (exact.length > 0) return { matches: exact.sort(byAge), exact: true };
+  const folded = foldTokenName(name);
+  return { matches: tokens.filter((t) => foldTokenName(t.name) === folded).sort(byAge), exact: false };
+}
+
+/** The warning for several tokens carrying one managed name (shown by the plan's check block and the provisioner). */
+export function duplicatesWarning(name: string, matches: readonly TokenView[]): string {
+  return (
+    `${matches.length} API tokens are named "${name}" (ids ${matches.map((t) => t.id).join(", ")}); ` +
+    `the stack uses ${matches[0].id}. Revoke or rename the others in the console to remove the ambiguity.`
+  );
+}
+
+/**
+ * The token that a name designates (see {@link tokensNamed}). The API does not promise unique
+ * names; if several tokens share one, the oldest is taken (a rule every command applies, so they
+ * all agree), unless one of them is `preferId`, and the ambiguity is reported.
+ */
+export function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void, preferId?: string): TokenView | undefined {
+  const { matches } = tokensNamed(tokens, name, preferId);
+  if (matches.length > 1 && warn) warn(duplicatesWarning(name, matches));
   return matches[0];
 }
 

@@ -62,7 +62,7 @@ describe("ApiToken synthesis", () => {
     const inventory = externals[inventoryName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
-    expect(inventory.query).toEqual({ [`${key}.name`]: "ci-pipeline", [`${key}.description`]: "for CI" });
+    expect(inventory.query).toEqual({ [`${key}.name`]: "ci-pipeline", [`${key}.description`]: "for CI", workspace: "${terraform.workspace}" });
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
     expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
@@ -85,11 +85,28 @@ describe("ApiToken synthesis", () => {
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
     expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(10);
+    expect(Object.keys(query)).toHaveLength(11);
+    expect(query.workspace).toBe("${terraform.workspace}");
     for (const sync of Object.values<any>(json.resource.null_resource)) {
       expect(query[`${sync.triggers.key}.name`]).toBe(sync.triggers.name);
       expect(query[`${sync.triggers.key}.previous.0`]).toBe(sync.triggers.name.replace("token", "old"));
     }
+  });
+
+  test("one check block per stack turns the inventory's warnings into plan and apply warnings", () => {
+    const json = synth((stack) => {
+      new ApiToken(stack, "a", { name: "a" });
+      new ApiToken(stack, "b", { name: "b" });
+    });
+    const inventory = Object.keys(json.data.external).find((k) => !k.includes("after-write"))!;
+    const after = Object.keys(json.data.external).find((k) => k.includes("after-write"))!;
+    expect(Object.keys(json.check)).toEqual(["gpucloud_api_tokens"]);
+    const [planned, written] = json.check.gpucloud_api_tokens.assert;
+    // The plan-time read speaks only when no read after the writes is planned; that one at apply.
+    expect(planned.condition).toBe(`\${length(data.external.${after}) > 0 || lookup(data.external.${inventory}.result, "warnings", "") == ""}`);
+    expect(planned.error_message).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "")}`);
+    expect(written.condition).toContain(`[for r in data.external.${after} : lookup(r.result, "warnings", "")`);
+    expect(written.error_message).toMatch(/^\$\{join\("\\n", \[for r in /);
   });
 
   test("leaves the description unmanaged when it is not given", () => {

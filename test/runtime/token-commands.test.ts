@@ -9,10 +9,11 @@ import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
-import { readHandoff, writeHandoff } from "../../src/runtime/handoff";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
+import { apiDigest } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { applyToken, readToken, releaseToken, checkStoredName, CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/token-commands";
+import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
+import { applyToken, readToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS, type TokenCommandDeps } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
@@ -28,14 +29,17 @@ describe("token provisioner commands", () => {
   /** One provisioner run: its context, what it printed, in a given folder and terraform run. */
   const run = async (
     cmd: typeof applyToken,
-    opts: { cwd: string; runId: string; env: Record<string, string> },
+    opts: { cwd: string; runId: string; env: Record<string, string>; deps?: Partial<TokenCommandDeps>; onLine?: (line: string) => void; url?: string },
   ): Promise<string> => {
     const lines: string[] = [];
     const ctx: RuntimeContext = {
       cwd: opts.cwd,
-      out: createOutput((t) => lines.push(t), new Redactor([USER.password])),
+      out: createOutput((t) => {
+        lines.push(t);
+        opts.onLine?.(t);
+      }, new Redactor([USER.password])),
       env: {
-        GPUCLOUD_BASE_URL: emulator.url,
+        GPUCLOUD_BASE_URL: opts.url ?? emulator.url,
         GPUCLOUD_USERNAME: USER.username,
         GPUCLOUD_PASSWORD: USER.password,
         GPUCLOUD_TIMEOUT_SECONDS: "10",
@@ -45,7 +49,11 @@ describe("token provisioner commands", () => {
         ...opts.env,
       },
     };
-    await cmd(ctx, { runId: () => opts.runId });
+    try {
+      await cmd(ctx, { runId: () => opts.runId, ...opts.deps });
+    } catch (err) {
+      throw Object.assign(err as Error, { log: lines.join("") });
+    }
     return lines.join("").replace(/\s+/g, " ");
   };
   const folder = () => mkdtempSync(path.join(tmpdir(), "token-commands-"));
@@ -218,7 +226,8 @@ describe("token provisioner commands", () => {
       "k2.in_sync": "false",
       "k2.reason": `rename pending from "inv-kept" (id ${kept.id})`,
     });
-    expect(Object.keys(result).every((k) => k.startsWith("k1.") || k.startsWith("k2."))).toBe(true);
+    expect(Object.keys(result).every((k) => k.startsWith("k1.") || k.startsWith("k2.") || k === "warnings")).toBe(true);
+    expect(result.warnings).toBe("");
     expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
     // After the writes (or in a refresh-only plan, where this read runs at plan time) a missing token
     // is reported with empty attributes, not an error: a refresh-only plan must show the drift.
@@ -313,9 +322,165 @@ describe("token provisioner commands", () => {
   });
 });
 
-test("a name the server stored in another spelling stops the apply, naming both spellings", () => {
-  expect(() => checkStoredName({ id: "tok_1", name: "ci" }, "ci")).not.toThrow();
-  expect(() => checkStoredName({ id: "tok_1", name: "ci" }, " ci")).toThrow(
-    /the API stored API token tok_1 as "ci", not the name requested, " ci"\. Names are matched exactly/,
-  );
+
+describe("token identity: spellings, unfinished applies, orphaned provisioners", () => {
+  let emulator: RunningEmulator;
+  let trimming: RunningEmulator;
+  let lowering: RunningEmulator;
+  beforeAll(async () => {
+    emulator = await startEmulator({ users: [USER] });
+    trimming = await startEmulator({ users: [USER], storeNames: "trimmed" });
+    lowering = await startEmulator({ users: [USER], storeNames: "lower-cased" });
+  });
+  afterAll(async () => {
+    await emulator?.close();
+    await trimming?.close();
+    await lowering?.close();
+  });
+
+  const folder = () => mkdtempSync(path.join(tmpdir(), "token-identity-"));
+  const run = async (
+    cmd: typeof applyToken,
+    opts: { cwd: string; env: Record<string, string>; api?: RunningEmulator; deps?: Partial<TokenCommandDeps>; onLine?: (line: string) => void },
+  ): Promise<string> => {
+    const lines: string[] = [];
+    const ctx: RuntimeContext = {
+      cwd: opts.cwd,
+      out: createOutput((t) => {
+        lines.push(t);
+        opts.onLine?.(t);
+      }, new Redactor([USER.password])),
+      env: {
+        GPUCLOUD_BASE_URL: (opts.api ?? emulator).url,
+        GPUCLOUD_USERNAME: USER.username,
+        GPUCLOUD_PASSWORD: USER.password,
+        GPUCLOUD_TIMEOUT_SECONDS: "10",
+        GPUCLOUD_TOKEN_KEY: KEY,
+        GPUCLOUD_TOKEN_WORKSPACE: "default",
+        GPUCLOUD_TOKEN_PATH: "stack/ci",
+        ...opts.env,
+      },
+    };
+    try {
+      await cmd(ctx, { runId: () => "1@1", ...opts.deps });
+    } catch (err) {
+      (err as Error).message += `\n--- log ---\n${lines.join("")}`;
+      throw err;
+    }
+    return lines.join("").replace(/\s+/g, " ");
+  };
+
+  test.each([
+    ["trimmed", "trim-me ", "trim-me"],
+    ["lower-cased", "Case-Me", "case-me"],
+  ])("a server that stores names %s: applies 1, 2, 3 leave exactly one token", async (how, name, stored) => {
+    const api = how === "trimmed" ? trimming : lowering;
+    const cwd = folder();
+    const logs: string[] = [];
+    for (let i = 0; i < 3; i++) logs.push(await run(applyToken, { cwd, api, env: { GPUCLOUD_TOKEN_NAME: name } }));
+    const tokens = api.tokens().filter((t) => t.name === stored);
+    expect(tokens).toHaveLength(1);
+    expect(api.stats().byRoute["POST /api-tokens"]).toBe(1);
+    expect(logs[0]).toContain(`created API token "${stored}" (id ${tokens[0].id})`);
+    expect(logs[0]).toContain(`the API stored API token ${tokens[0].id}'s name as "${stored}"`);
+    // A fresh folder (no record) finds it too: by the folded name.
+    const fresh = await run(applyToken, { cwd: folder(), api, env: { GPUCLOUD_TOKEN_NAME: name } });
+    expect(fresh).toContain(`adopted existing API token "${stored}" (id ${tokens[0].id}) instead of creating another`);
+    expect(api.tokens().filter((t) => t.name === stored)).toHaveLength(1);
+  });
+
+  test("several tokens whose names fold to the configured one, none exact: no create, the ids named", async () => {
+    const a = emulator.addToken({ name: "Fold-Amb" });
+    const b = emulator.addToken({ name: "fold-amb " });
+    const before = emulator.stats().tokenWrites;
+    await expect(run(applyToken, { cwd: folder(), env: { GPUCLOUD_TOKEN_NAME: "FOLD-AMB" } })).rejects.toThrow(
+      /no API token is named exactly "FOLD-AMB", but 2 have that name after trimming and case-folding .*not creating another/,
+    );
+    await expect(run(applyToken, { cwd: folder(), env: { GPUCLOUD_TOKEN_NAME: "FOLD-AMB" } })).rejects.toThrow(new RegExp(`id ${a.id}`));
+    await expect(run(applyToken, { cwd: folder(), env: { GPUCLOUD_TOKEN_NAME: "FOLD-AMB" } })).rejects.toThrow(new RegExp(`id ${b.id}`));
+    expect(emulator.stats().tokenWrites).toBe(before);
+  });
+
+  test("a pending record (an apply that failed after its write) is adopted by the retry, never a second token", async () => {
+    const cwd = folder();
+    const stray = emulator.addToken({ name: "stored-otherwise" });
+    writeAppliedRecord(cwd, {
+      key: KEY,
+      workspace: "default",
+      id: stray.id,
+      name: "wanted-name",
+      api: apiDigest(emulator.url),
+      pending: true,
+      at: new Date().toISOString(),
+    });
+    const log = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "wanted-name" } });
+    expect(log).toContain(`adopted API token "stored-otherwise" (id ${stray.id}), which an unfinished apply from this folder wrote for "wanted-name"`);
+    expect(emulator.tokens().filter((t) => t.name === "wanted-name")).toEqual([expect.objectContaining({ id: stray.id })]);
+    const record = readAppliedRecord(cwd, "default", KEY, () => undefined);
+    expect(record?.id).toBe(stray.id);
+    expect(record?.pending).toBeUndefined();
+  });
+
+  test("another token of the name appearing during a create is warned about, naming both ids", async () => {
+    let other: string | undefined;
+    const log = await run(applyToken, {
+      cwd: folder(),
+      env: { GPUCLOUD_TOKEN_NAME: "late-twin" },
+      // Right after the create, before the look-up that follows it.
+      onLine: (line) => {
+        if (line.includes('created API token "late-twin"') && !other) other = emulator.addToken({ name: "late-twin" }).id;
+      },
+    });
+    const mine = emulator.tokens().find((t) => t.name === "late-twin" && t.id !== other)!;
+    expect(log).toContain(`another API token named "late-twin" exists besides the one just created (id ${other})`);
+    expect(log).toContain(`This stack uses ${mine.id}`);
+  });
+
+  test("an orphaned create half changes nothing and says so in one line; the hand-off stays", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "orphan-a" });
+    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "orphan-a", runId: "7@7", api: apiDigest(emulator.url), releasedAt: new Date().toISOString() });
+    const before = emulator.stats();
+    const lines: string[] = [];
+    await expect(
+      run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-b" }, deps: { runScope: () => ({ kind: "orphaned", id: "99@unknown" }) }, onLine: (l) => lines.push(l) }),
+    ).rejects.toThrow(/the terraform run that started this create half is gone .* so it changed nothing: no API write, no hand-off taken or removed/);
+    expect(lines).toEqual([]);
+    expect(emulator.stats().requests).toBe(before.requests);
+    const kept = readHandoff(cwd, "default", KEY, () => undefined);
+    expect(kept).toMatchObject({ id: old.id, runId: "7@7" });
+    expect(kept?.claimedBy).toBeUndefined();
+  });
+
+  test("the same through the test-only switch, and a run that vanishes before the write changes nothing either", async () => {
+    const cwd = folder();
+    const before = emulator.stats().tokenWrites;
+    await expect(
+      run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-env", GPUCLOUD_TEST_ONLY_RUN_ANCESTRY: "token-apply=orphaned" }, deps: { runScope: undefined } }),
+    ).rejects.toThrow(/create half is gone/);
+    // Another command named in the switch: not this one.
+    await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-env", GPUCLOUD_TEST_ONLY_RUN_ANCESTRY: "token-apply=orphaned" } });
+    await expect(run(applyToken, { cwd: folder(), env: { GPUCLOUD_TOKEN_NAME: "orphan-late" }, deps: { stillInRun: () => false } })).rejects.toThrow(
+      /create half is gone/,
+    );
+    expect(emulator.stats().tokenWrites).toBe(before);
+    expect(emulator.tokens().filter((t) => ["orphan-env", "orphan-late"].includes(t.name))).toHaveLength(0);
+  });
+
+  test("an unreadable process table: no hand-off written or taken, previousNames named; the create still works", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "noproc-a" });
+    const unreadable = { runScope: () => ({ kind: "unreadable" as const, id: "5@unknown" }) };
+    const released = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "noproc-a" }, deps: unreadable });
+    expect(released).toContain(`API token "noproc-a" (id ${old.id}) is no longer managed by this resource and stays ACTIVE`);
+    expect(released).toContain(`The process table cannot be read here (no /proc, no ps), so a replacing resource cannot take it over: to rename it, set previousNames: ["noproc-a"]`);
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+    // A hand-off from elsewhere is neither taken nor removed.
+    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "noproc-a", runId: "5@unknown", api: apiDigest(emulator.url), releasedAt: new Date().toISOString() });
+    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "noproc-b" }, deps: unreadable });
+    expect(applied).toContain("the process table cannot be read here (no /proc, no ps), so this run's id is a fallback");
+    expect(applied).toContain("On this machine, rename with previousNames.");
+    expect(applied).toContain('created API token "noproc-b"');
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toMatchObject({ id: old.id });
+  });
 });
