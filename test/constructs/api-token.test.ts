@@ -102,10 +102,11 @@ describe("ApiToken synthesis", () => {
     const after = Object.keys(json.data.external).find((k) => k.includes("after-write"))!;
     expect(Object.keys(json.check)).toEqual(["gpucloud_api_tokens"]);
     const [planned, written] = json.check.gpucloud_api_tokens.assert;
-    // The plan-time read speaks only when no read after the writes is planned; that one at apply.
-    expect(planned.condition).toBe(`\${length(data.external.${after}) > 0 || lookup(data.external.${inventory}.result, "warnings", "") == ""}`);
+    // The plan-time read speaks at plan and apply; the read after the writes, at apply, when it says something else.
+    expect(planned.condition).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "") == ""}`);
     expect(planned.error_message).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "")}`);
-    expect(written.condition).toContain(`[for r in data.external.${after} : lookup(r.result, "warnings", "")`);
+    expect(written.condition).toContain(`[for r in data.external.${after} : lookup(r.result, "warnings", "") if`);
+    expect(written.condition).toContain(`!= lookup(data.external.${inventory}.result, "warnings", "")]`);
     expect(written.error_message).toMatch(/^\$\{join\("\\n", \[for r in /);
   });
 

@@ -1,0 +1,185 @@
+/**
+ * ApiToken identity under real Terraform when runs are interrupted, servers store another
+ * spelling of a name, or several tokens carry one name (issue 17): never one more token per try,
+ * never silent. Each case asserts Terraform's output AND the API's state.
+ */
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { ApiToken, type ApiTokenProps } from "../../src";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { describeWithTerraform, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
+
+const USER = { username: "faults-bot", password: "faults-password-4c1d" };
+
+describeWithTerraform("ApiToken identity under interruptions, name-normalising servers and duplicates", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+
+  class Project {
+    readonly outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-idfaults-"));
+    readonly dir = path.join(this.outdir, "stacks", "tokens");
+    tf!: TerraformRunner;
+    constructor(readonly api: RunningEmulator = emulator) {}
+
+    synth(props: ApiTokenProps): this {
+      const app = new App({ outdir: this.outdir });
+      const stack = new TerraformStack(app, "tokens");
+      new LocalBackend(stack, { path: "terraform.tfstate" });
+      const token = new ApiToken(stack, "ci", props);
+      new TerraformOutput(stack, "token_id", { value: token.tokenId });
+      app.synth();
+      return this;
+    }
+
+    env(over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+      return { ...credentialsEnv(this.api, USER), ...over };
+    }
+
+    runner(over: NodeJS.ProcessEnv = {}): TerraformRunner {
+      return new TerraformRunner(this.dir, { doubles, env: this.env(over), timeoutMs: 120_000 });
+    }
+
+    async init(): Promise<TerraformRunner> {
+      this.tf = this.runner();
+      await this.tf.init({ check: true });
+      return this.tf;
+    }
+
+    async steady(): Promise<string> {
+      const plan = await this.tf.plan({ detailedExitCode: true, check: true });
+      expect(plan.stdout).toContain("No changes.");
+      expect(plan.exitCode).toBe(0);
+      return plan.stdout;
+    }
+
+    handoffs(): string[] {
+      const dir = path.join(this.dir, ".gpucloud-handoff");
+      return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json")) : [];
+    }
+  }
+
+  const named = (name: string, api: RunningEmulator = emulator) => api.tokens().filter((t) => t.name === name);
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [USER] });
+    doubles = await startProviderDoubles();
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  test.each([
+    ["trimmed", "trim-me ", "trim-me"],
+    ["lower-cased", "Case-Me", "case-me"],
+  ] as const)("a server that stores names %s: applies 1, 2 and 3 leave exactly one token, then no changes", async (how, name, stored) => {
+    const api = await startEmulator({ users: [USER], storeNames: how });
+    try {
+      const p = new Project(api).synth({ name });
+      const tf = await p.init();
+      const first = oneLine((await tf.apply({ check: true })).stdout);
+      const [token] = named(stored, api);
+      expect(first).toContain(`created API token "${stored}" (id ${token.id})`);
+      expect(first).toContain(`the API stored API token ${token.id}'s name as "${stored}"`);
+      await tf.apply({ check: true });
+      await tf.apply({ check: true });
+      expect(api.tokens()).toEqual([expect.objectContaining({ id: token.id, name: stored })]);
+      expect(api.stats().byRoute["POST /api-tokens"]).toBe(1);
+      expect((await tf.output()).token_id.value).toBe(token.id);
+      await p.steady();
+    } finally {
+      await api.close();
+    }
+  });
+
+  test("SIGINT between the halves of a rename: the retry warns naming the old id and previousNames", async () => {
+    const p = new Project().synth({ name: "int-old" });
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [old] = named("int-old");
+
+    p.synth({ name: "int-new" });
+    const { child, result } = await tf.start("apply", ["-auto-approve"]);
+    let seen = "";
+    let interrupted = false;
+    child.stdout?.on("data", (b: Buffer) => {
+      seen += b.toString("utf8");
+      if (!interrupted && /_sync\S*: Destruction complete/.test(seen)) {
+        interrupted = true;
+        child.kill("SIGINT");
+      }
+    });
+    const stopped = await result;
+    expect(interrupted).toBe(true);
+    expect(stopped.exitCode).not.toBe(0);
+    expect(p.handoffs()).toHaveLength(1);
+
+    const retried = oneLine((await tf.apply({ check: true })).stdout);
+    const [created] = named("int-new");
+    expect(created.id).not.toBe(old.id);
+    expect(retried).toContain(`WARNING: API token "int-old" (id ${old.id}) was released by an earlier terraform run`);
+    expect(retried).toContain(`add previousNames: ["int-old"] to the ApiToken "tokens/ci"`);
+    expect(named("int-old")).toEqual([expect.objectContaining({ id: old.id })]);
+    await p.steady();
+  });
+
+  test("a create half whose terraform is gone (simulated) changes nothing, says so in one line, and the retry is not silent", async () => {
+    const p = new Project().synth({ name: "orph-old" });
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [old] = named("orph-old");
+    const count = emulator.tokens().length;
+
+    p.synth({ name: "orph-new" });
+    emulator.resetStats();
+    const killed = await p.runner({ GPUCLOUD_TEST_ONLY_RUN_ANCESTRY: "token-apply=orphaned" }).apply();
+    expect(killed.exitCode).not.toBe(0);
+    const lines = `${killed.stdout}\n${killed.stderr}`.split("\n").filter((l) => l.includes("create half is gone"));
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(oneLine(killed.stdout + killed.stderr)).toContain(
+      "so it changed nothing: no API write, no hand-off taken or removed; run terraform apply again in this folder",
+    );
+    // No write, the old token as it was, the destroy half's hand-off still there for the retry.
+    expect(emulator.stats().tokenWrites).toBe(0);
+    expect(emulator.tokens()).toHaveLength(count);
+    expect(named("orph-old")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(p.handoffs()).toHaveLength(1);
+
+    const retried = oneLine((await tf.apply({ check: true })).stdout);
+    expect(retried).toContain(`WARNING: API token "orph-old" (id ${old.id}) was released by an earlier terraform run`);
+    expect(retried).toContain(`add previousNames: ["orph-old"]`);
+    expect(named("orph-new")).toHaveLength(1);
+    await p.steady();
+  });
+
+  test("several tokens with the managed name: plan and apply say so (ids, the one used); a switch of id is called out", async () => {
+    const p = new Project().synth({ name: "dup-ci", description: "v1" });
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [mine] = named("dup-ci");
+    const twin = emulator.addToken({ name: "dup-ci", description: "v1" });
+
+    const duplicates = `2 API tokens are named "dup-ci" (ids ${mine.id}, ${twin.id}); the stack uses ${mine.id}.`;
+    const plan = await tf.plan({ detailedExitCode: true, check: true });
+    expect(oneLine(plan.stdout)).toContain("Warning: Check block assertion failed");
+    expect(oneLine(plan.stdout)).toContain(duplicates);
+    expect(plan.exitCode).toBe(0); // a warning, nothing to change
+
+    // An apply with a write (description) says so too, and keeps the token it had.
+    p.synth({ name: "dup-ci", description: "v2" });
+    const applied = oneLine((await tf.apply({ check: true })).stdout);
+    expect(applied).toContain(duplicates);
+    expect((await tf.output()).token_id.value).toBe(mine.id);
+
+    // The stack's token revoked in the console: the name now resolves to the twin; the plan says so.
+    emulator.deleteToken(mine.id);
+    const switched = oneLine((await tf.plan({ check: true })).stdout);
+    expect(switched).toContain(
+      `API token "dup-ci" now resolves to id ${twin.id}, not to id ${mine.id}, which the last apply from this folder managed and which no longer exists`,
+    );
+  });
+});
