@@ -151,17 +151,49 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
         attempts: n,
       });
     }
-    const from = own ? "" : ` from ${err.operation}`;
     const of = Number.isFinite(max) ? `/${max}` : "";
-    env.log(`retrying ${label} after ${reasonOf(err)}${from} (attempt ${n + 1}${of}, waiting ${formatSeconds(delay)})`);
+    // The request that failed comes first: when it is a step of this one (the log in before a
+    // GET), that step is what is retried, followed by the request itself.
+    const what = own ? label : `${err.operation}, then ${label},`;
+    env.log(`retrying ${what} after ${reasonOf(err)} (attempt ${n + 1}${of}, waiting ${formatSeconds(delay)})`);
     await env.sleep(delay);
   }
 }
 
-/** `HTTP 502`, `ECONNRESET`, `a timeout`: the short cause of a failure, for log lines. */
+/** `HTTP 502`, `a reset connection (ECONNRESET)`, `a timeout`: the short cause of a failure, for log lines. */
 export function reasonOf(err: GpuCloudError): string {
   if (err.httpStatus !== undefined && (err.httpStatus < 200 || err.httpStatus >= 300)) return `HTTP ${err.httpStatus}`;
   if (err.httpStatus !== undefined) return `status false (HTTP ${err.httpStatus})`;
-  if (err.code !== undefined) return err.code === "TIMEOUT" ? "a timeout" : err.code;
-  return err.kind;
+  if (err.code !== undefined) return err.code === "TIMEOUT" ? "a timeout" : networkCodeInWords(err.code);
+  return `${err.kind === "auth" ? "an" : "a"} ${err.kind} error`;
+}
+
+/** Network error codes of Node and undici as a reader understands them; unknown codes as they are. */
+const NETWORK_CODE_WORDS: Readonly<Record<string, string>> = {
+  ECONNRESET: "a reset connection",
+  ECONNREFUSED: "a refused connection",
+  ECONNABORTED: "an aborted connection",
+  EPIPE: "a broken connection",
+  UND_ERR_SOCKET: "a connection closed by the other side",
+  UND_ERR_CLOSED: "a closed client",
+  UND_ERR_DESTROYED: "a closed client",
+  UND_ERR_CONNECT_TIMEOUT: "a connect timeout",
+  UND_ERR_HEADERS_TIMEOUT: "no response headers in time",
+  UND_ERR_BODY_TIMEOUT: "no response body in time",
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: "a response too large",
+  ETIMEDOUT: "a timeout",
+  ENOTFOUND: "an unknown host name",
+  EAI_AGAIN: "a failed host name look-up",
+  EHOSTUNREACH: "an unreachable host",
+  EHOSTDOWN: "an unreachable host",
+  ENETUNREACH: "an unreachable network",
+  ENETDOWN: "a network that is down",
+  [DEADLINE_CODE]: "the end of the time budget",
+};
+
+/** `a reset connection (ECONNRESET)`: words first, the code in parentheses. */
+export function networkCodeInWords(code: string): string {
+  const words = NETWORK_CODE_WORDS[code];
+  if (words) return `${words} (${code})`;
+  return /CERT|TLS|SSL/i.test(code) ? `a TLS failure (${code})` : `a network error (${code})`;
 }

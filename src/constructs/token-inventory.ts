@@ -89,16 +89,18 @@ export class TokenInventory extends Construct {
    * A `check` block that turns the script's warnings (several tokens of a managed name, a name
    * now resolving to another token) into a warning of `terraform plan` and `apply`: Terraform
    * shows nothing an external program prints when its read succeeds. The plan-time read speaks
-   * when no read after the writes is planned; that read speaks at apply, after a create. (No
-   * class in cdktf or cdktn writes check blocks, hence the override.)
+   * at plan and apply; the read after the writes, at apply, says what differs from it (e.g. a
+   * token of the same name that appeared during a create). No class in cdktf or cdktn writes
+   * check blocks, hence the override.
    */
   private addWarningsCheck(): void {
     const planned = `lookup(${this.resultAddress}, "${INVENTORY_WARNINGS}", "")`;
-    const afterWrite = `[for r in ${this.afterWriteAddress} : lookup(r.result, "${INVENTORY_WARNINGS}", "") if lookup(r.result, "${INVENTORY_WARNINGS}", "") != ""]`;
+    const written = `lookup(r.result, "${INVENTORY_WARNINGS}", "")`;
+    const news = `[for r in ${this.afterWriteAddress} : ${written} if ${written} != "" && ${written} != ${planned}]`;
     TerraformStack.of(this).addOverride("check.gpucloud_api_tokens", {
       assert: [
-        { condition: `\${length(${this.afterWriteAddress}) > 0 || ${planned} == ""}`, error_message: `\${${planned}}` },
-        { condition: `\${length(${afterWrite}) == 0}`, error_message: `\${join("\\n", ${afterWrite})}` },
+        { condition: `\${${planned} == ""}`, error_message: `\${${planned}}` },
+        { condition: `\${length(${news}) == 0}`, error_message: `\${join("\\n", ${news})}` },
       ],
     });
   }

@@ -15,6 +15,13 @@ import { readFileSync } from "node:fs";
 /** Process names skipped on the way up: the shells local-exec may use as its interpreter. */
 const SHELL_NAMES: ReadonlySet<string> = new Set(["sh", "dash", "bash", "ash", "zsh", "busybox", "ksh", "mksh"]);
 
+/**
+ * Process names that adopt orphans: init, and the usual subreapers (a user's systemd, container
+ * inits). A shell's or node's first non-shell ancestor with one of these names means that the
+ * terraform process that started it is gone and it was reparented.
+ */
+const REAPER_NAMES: ReadonlySet<string> = new Set(["init", "systemd", "tini", "dumb-init", "docker-init", "launchd", "s6-svscan", "runsvdir", "catatonit"]);
+
 export interface ProcessInfo {
   readonly pid: number;
   readonly ppid: number;
@@ -92,8 +99,8 @@ function isShell(comm: string): boolean {
  * - `unreadable`: the process table cannot be read (no /proc and no usable `ps`). The id falls
  *   back to `<parent pid>@unknown`, which the two halves of one replacement do not share (each
  *   has its own shell), so no hand-off can pass between them: a rename needs `previousNames`.
- * - `orphaned`: the ancestry ends at pid 1 (or a process of it vanished on the way up) before a
- *   non-shell ancestor: the terraform run that started this script is gone (killed, or Ctrl-C'd
+ * - `orphaned`: the ancestry ends at pid 1, at a process that adopts orphans (a user's systemd, a
+ *   container's init), or breaks on the way up (a process of it vanished) before a non-shell ancestor: the terraform run that started this script is gone (killed, or Ctrl-C'd
  *   between the two halves). Its state will not record anything this script does, so the
  *   script must change nothing.
  */
@@ -119,6 +126,7 @@ export function runScopeFrom(startPid: number, read: ProcessReader = defaultProc
     // The very first read failing means the table cannot be read; a later one, that the
     // process exited while we walked up (its terraform is going or gone).
     if (!info) return { kind: depth === 0 ? "unreadable" : "orphaned", id: fallback };
+    if (REAPER_NAMES.has(info.comm)) return { kind: "orphaned", id: fallback };
     if (!isShell(info.comm)) return { kind: "found", id: `${info.pid}@${info.startTime}` };
     pid = info.ppid;
   }

@@ -414,7 +414,8 @@ describe("retries", () => {
     const { client, logs } = makeClient(fake.url);
     await client.listFlavors();
     expect(fake.logins).toBe(1);
-    expect(logs[0]).toMatch(/^retrying GET \/flavors after status false \(HTTP 200\) from log in \(POST \/authenticate\/login\)/);
+    // The request that failed first: the log in, then the request it was for.
+    expect(logs[0]).toMatch(/^retrying log in \(POST \/authenticate\/login\), then GET \/flavors, after status false \(HTTP 200\) \(attempt 2/);
   });
 
   it("retries until the deadline, not a fixed number of attempts", async () => {
@@ -493,7 +494,8 @@ describe("retries", () => {
     const { client, logs } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     await client.listFlavors();
     expect(server.requests).toHaveLength(2);
-    expect(logs[0]).toMatch(/^retrying GET \/flavors after (ECONNRESET|UND_ERR_SOCKET) \(attempt 2,/);
+    // Library error codes in words, the code in parentheses.
+    expect(logs[0]).toMatch(/^retrying GET \/flavors after (a reset connection \(ECONNRESET\)|a connection closed by the other side \(UND_ERR_SOCKET\)) \(attempt 2,/);
   });
 
   it("gives up on a refused connection after the attempt budget, kind network", async () => {
@@ -574,7 +576,7 @@ describe("create is never blindly retried", () => {
     expect(fake.tokens.filter((t) => t.name === "ci")).toHaveLength(1);
     expect(token.id).toBe(fake.tokens.find((t) => t.name === "ci")!.id);
     expect(fake.stub.count("POST", "/api-tokens")).toBe(1);
-    expect(logs.some((l) => /checking whether API token "ci" was created despite (ECONNRESET|UND_ERR_SOCKET)/.test(l))).toBe(true);
+    expect(logs.some((l) => /checking whether API token "ci" was created despite a (reset connection \(ECONNRESET\)|connection closed by the other side \(UND_ERR_SOCKET\))/.test(l))).toBe(true);
     expect(logs.some((l) => /adopted API token "ci" \(id tok_\d+\)/.test(l))).toBe(true);
   });
 
@@ -607,7 +609,7 @@ describe("create is never blindly retried", () => {
     expect(fake.stub.count("POST", "/api-tokens")).toBe(2);
     expect(fake.stub.count("GET", "/api-tokens")).toBe(0);
     expect(logs.some((l) => /checking whether/.test(l))).toBe(false);
-    expect(logs.some((l) => /retrying POST \/api-tokens after HTTP 502 from log in/.test(l))).toBe(true);
+    expect(logs.some((l) => /retrying log in \(POST \/authenticate\/login\), then POST \/api-tokens, after HTTP 502/.test(l))).toBe(true);
   });
 
   it("adopts the newest of several tokens of that name", async () => {

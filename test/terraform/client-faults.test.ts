@@ -57,5 +57,7 @@ describeWithTerraform("real Terraform under faults: converge in one apply, never
     expect(count(emu, "late")).toBe(1);
     expect(emu.stats().byRoute["POST /api-tokens"]).toBe(1);
     expect(applied.stdout).toMatch(/adopted API token "late"/);
+    // One line per outcome: not "adopted" and then "created" for the same token.
+    expect(applied.stdout).not.toContain('created API token "late"');
   }, 240_000);
 });
