@@ -31,6 +31,12 @@ describe("parseArgs", () => {
     expect(parseArgs([]).options).toEqual({});
   });
 
+  test("--store-names: as-given, trimmed or lower-cased; anything else is refused", () => {
+    expect(parseArgs(["--store-names", "trimmed"]).options).toEqual({ storeNames: "trimmed" });
+    expect(parseArgs(["--store-names=lower-cased"]).options).toEqual({ storeNames: "lower-cased" });
+    expect(() => parseArgs(["--store-names", "upper"])).toThrow(/--store-names must be one of as-given, trimmed, lower-cased \(got "upper"\)/);
+  });
+
   test("without --user, the account comes from GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD (no password in argv)", () => {
     const env = { GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD: "from-env-secret" };
     expect(parseArgs([], env).options.users).toEqual([{ username: "ci", password: "from-env-secret" }]);
