@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
@@ -161,6 +161,32 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
     optionalString(raw.api) &&
     (raw.pending === undefined || typeof raw.pending === "boolean");
   return ok ? (raw as unknown as AppliedRecord) : undefined;
+}
+
+/**
+ * Every applied record of this folder, without hashing a file name: the plan-time inventory
+ * reads them this way, so that a read loads no node:crypto (see ./sha256.ts). Records carry their
+ * key and workspace verbatim; unreadable files are skipped.
+ */
+export function readAppliedRecords(cwd: string): AppliedRecord[] {
+  let files: string[];
+  try {
+    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.endsWith(".applied.json"));
+  } catch {
+    return [];
+  }
+  const records: AppliedRecord[] = [];
+  for (const file of files) {
+    try {
+      const raw = JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>;
+      if (typeof raw.key === "string" && typeof raw.workspace === "string" && typeof raw.id === "string" && typeof raw.name === "string") {
+        records.push(raw as unknown as AppliedRecord);
+      }
+    } catch {
+      // A record being replaced or of another version: the warnings it feeds are best effort.
+    }
+  }
+  return records;
 }
 
 export function removeAppliedRecord(cwd: string, workspace: string, key: string): void {

@@ -1,6 +1,6 @@
 import { ConfigError } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { readAppliedRecord } from "./handoff";
+import { readAppliedRecords, type AppliedRecord } from "./handoff";
 import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
 import {
   allTokens,
@@ -116,12 +116,15 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
     else byBaseUrl.set(m.baseUrl ?? "", [m]);
   }
   const result: Record<string, string> = {};
+  // What this folder last applied (records, not secrets), when the query names the workspace.
+  const applied = new Map<string, AppliedRecord>();
+  if (workspace !== undefined) {
+    for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace && !r.pending) applied.set(r.key, r);
+  }
   for (const [baseUrl, group] of byBaseUrl) {
     const tokens = await withClient(ctx, baseUrl || undefined, (client) => allTokens(client, ctx));
     for (const m of group) {
-      // What this folder last applied (a record, not a secret), when the query names the workspace.
-      const record = workspace !== undefined ? readAppliedRecord(ctx.cwd, workspace, m.key, () => undefined) : undefined;
-      const last = record && !record.pending ? record : undefined;
+      const last = applied.get(m.key);
       const found = warningsFor(m, tokens, last);
       for (const line of found) ctx.out.warn(line);
       warnings.push(...found);

@@ -1,0 +1,52 @@
+/**
+ * The plan-time inventory, run as Terraform runs it (the bundled script, a folder with this
+ * folder's applied records): its warnings for duplicates and a switch of id, and what it costs.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startEmulator } from "../../src/emulator";
+import { runProcess } from "../support/processes";
+
+const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
+const USER = { username: "inventory-bot", password: "inventory-pw-77e1" };
+
+test("duplicates and a switch of id are in the result's warnings; reading the records loads no node:crypto", async () => {
+  const emulator = await startEmulator({ users: [USER] });
+  try {
+    const first = emulator.addToken({ name: "inv-dup", createdAt: 100 });
+    const second = emulator.addToken({ name: "inv-dup", createdAt: 200 });
+    const moved = emulator.addToken({ name: "inv-moved", createdAt: 100 });
+    const cwd = mkdtempSync(path.join(tmpdir(), "inventory-warnings-"));
+    mkdirSync(path.join(cwd, ".gpucloud-handoff"));
+    // This folder last applied the newer of the two "inv-dup" (kept), and a token for "inv-moved" that is gone.
+    const record = (key: string, id: string, name: string, workspace = "default") =>
+      writeFileSync(
+        path.join(cwd, ".gpucloud-handoff", `${key}.${workspace}.applied.json`),
+        JSON.stringify({ key, workspace, id, name, at: new Date().toISOString() }),
+      );
+    record("k1", second.id, "inv-dup");
+    record("k2", "tok_gone", "inv-moved");
+    record("k2", moved.id, "inv-moved", "other-workspace");
+    const preload = path.join(cwd, "report.js");
+    writeFileSync(preload, `process.on("exit", () => process._rawDebug("builtins: " + process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(",")));`);
+    const ran = await runProcess(process.execPath, ["--require", preload, BUNDLE, "token-inventory"], {
+      cwd,
+      env: { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+      stdin: JSON.stringify({ "k1.name": "inv-dup", "k2.name": "inv-moved", workspace: "default" }),
+    });
+    expect(ran.code).toBe(0);
+    const result = JSON.parse(ran.stdout) as Record<string, string>;
+    // The stack keeps the token this folder applied, not the oldest.
+    expect(result["k1.id"]).toBe(second.id);
+    expect(result.warnings.split("\n")).toEqual([
+      `2 API tokens are named "inv-dup" (ids ${second.id}, ${first.id}); the stack uses ${second.id}. Revoke or rename the others in the console to remove the ambiguity.`,
+      `API token "inv-moved" now resolves to id ${moved.id}, not to id tok_gone, which the last apply from this folder managed and which no longer exists: the stack's tokenId and token switch to ${moved.id}.`,
+    ]);
+    const builtins = /builtins: (.*)/.exec(ran.stderr)?.[1]?.split(",") ?? [];
+    expect(builtins).toContain("NativeModule fs");
+    expect(builtins).not.toContain("NativeModule crypto");
+  } finally {
+    await emulator.close();
+  }
+});
