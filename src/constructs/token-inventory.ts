@@ -32,6 +32,13 @@ interface Claim {
   /** The ApiToken's construct path. */
   readonly path: string;
   readonly what: "the name" | "a previous name";
+  /** As written. */
+  readonly value: string;
+}
+
+/** A name as the scripts compare names (see foldTokenName in the client). */
+function foldName(name: string): string {
+  return name.trim().toLowerCase();
 }
 
 /**
@@ -118,13 +125,15 @@ export class TokenInventory extends Construct {
   /** Adds a token; throws when its name or a previous name collides with another token's. */
   register(owner: Construct, entry: InventoryEntry): void {
     const kind = "ApiToken";
+    // By the folded name: the scripts match names after trimming and case-folding too.
     const unclaimed = (value: string, what: string): void => {
-      const other = this.claims.get(value);
+      const other = this.claims.get(foldName(value));
       if (other) {
+        const same = other.value === value ? "" : ` ("${other.value}" after trimming and case-folding)`;
         throw propError(
           owner,
           kind,
-          `${what} "${value}" is also ${other.what} of ApiToken "${other.path}": two ApiTokens of one stack would manage the same API token`,
+          `${what} "${value}" is also ${other.what}${same} of ApiToken "${other.path}": two ApiTokens of one stack would manage the same API token`,
         );
       }
     };
@@ -139,8 +148,10 @@ export class TokenInventory extends Construct {
       this.queryHasComputedValues = true;
     }
     const path = owner.node.path;
-    if (isKnown(entry.name)) this.claims.set(entry.name, { path, what: "the name" });
-    for (const previous of entry.previousNames) if (isKnown(previous)) this.claims.set(previous, { path, what: "a previous name" });
+    if (isKnown(entry.name)) this.claims.set(foldName(entry.name), { path, what: "the name", value: entry.name });
+    for (const previous of entry.previousNames) {
+      if (isKnown(previous)) this.claims.set(foldName(previous), { path, what: "a previous name", value: previous });
+    }
 
     this.query[inventoryKey(entry.key, InventoryQueryField.NAME)] = terraformLiteral(entry.name);
     if (entry.description !== undefined) {

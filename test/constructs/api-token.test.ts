@@ -317,6 +317,13 @@ describe("ApiToken synthesis", () => {
           new ApiToken(stack, "second", { name: "b", previousNames: ["a"] });
         }),
       ).toThrow(/ApiToken "test\/second": previous name "a" is also the name of ApiToken "test\/first"/);
+      // The scripts match names after trimming and case-folding, so these would share one token too.
+      expect(() =>
+        synth((stack) => {
+          new ApiToken(stack, "first", { name: "CI" });
+          new ApiToken(stack, "second", { name: "ci " });
+        }),
+      ).toThrow(/ApiToken "test\/second": name "ci " is also the name \("CI" after trimming and case-folding\) of ApiToken "test\/first"/);
       // Two stacks may each have their own.
       const app = Testing.app();
       new ApiToken(new TerraformStack(app, "one"), "t", { name: "shared" });
