@@ -182,4 +182,36 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       `API token "dup-ci" now resolves to id ${twin.id}, not to id ${mine.id}, which the last apply from this folder managed and which no longer exists`,
     );
   });
+
+  test("a token of the same name appearing right after a create (another stack, a late commit): the apply and the next plan say so", async () => {
+    let twin: string | undefined;
+    // The emulator logs a request once it has answered it, before the client can send the next.
+    const api: RunningEmulator = await startEmulator({
+      users: [USER],
+      log: (line) => {
+        if (!twin && line.startsWith("POST /api-tokens 200")) twin = api.addToken({ name: "race-ci" }).id;
+      },
+    });
+    try {
+      const p = new Project(api).synth({ name: "race-ci" });
+      const tf = await p.init();
+      const raw = (await tf.apply({ check: true })).stdout;
+      if (process.env.SHOW_OUTPUT) console.log(raw);
+      const applied = oneLine(raw);
+      const mine = named("race-ci", api).find((t) => t.id !== twin)!;
+      expect(twin).toBeDefined();
+      expect(applied).toContain(`created API token "race-ci" (id ${mine.id})`);
+      expect(applied).toContain(`another API token named "race-ci" exists besides the one just created (id ${twin})`);
+      // The read after the writes feeds the check block: a warning of the apply itself.
+      expect(applied).toContain("Warning: Check block assertion failed");
+      expect(applied).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids [^)]*\\); the stack uses ${mine.id}\\.`));
+      expect((await tf.output()).token_id.value).toBe(mine.id);
+      // And every plan after, until one is revoked; the stack keeps its own token.
+      const plan = oneLine((await tf.plan({ detailedExitCode: true, check: true })).stdout);
+      expect(plan).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids [^)]*\\); the stack uses ${mine.id}\\.`));
+      expect(plan).toContain("No changes.");
+    } finally {
+      await api.close();
+    }
+  });
 });
