@@ -287,10 +287,9 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
           `adopted API token "${target.name}" (id ${target.id}), which an unfinished apply from this folder wrote for "${name}", ` +
             `instead of creating another: ${what}`,
         );
-      } else if (target === handedOver) {
+      } else if (target === handedOver || lastApplied?.id === target.id) {
+        // The token this resource already managed (handed over in this run, or applied before from here).
         ctx.out.info(changes.length === 0 ? `API token "${name}" (id ${target.id}) is up to date; no change` : `API token id ${target.id}: ${what}`);
-      } else if (lastApplied?.id === target.id && changes.length === 0) {
-        ctx.out.info(`API token "${name}" (id ${target.id}) is up to date; no change`);
       } else {
         ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another: ${what}`);
       }
