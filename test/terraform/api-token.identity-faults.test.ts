@@ -206,6 +206,8 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       expect(applied).toContain("Warning: Check block assertion failed");
       expect(applied).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids [^)]*\\); the stack uses ${mine.id}\\.`));
       expect((await tf.output()).token_id.value).toBe(mine.id);
+      // Ids and names only: no secret in what the warnings print.
+      for (const secret of [USER.password, ...api.tokens().map((t) => t.token)]) expect(raw).not.toContain(secret);
       // And every plan after, until one is revoked; the stack keeps its own token.
       const plan = oneLine((await tf.plan({ detailedExitCode: true, check: true })).stdout);
       expect(plan).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids [^)]*\\); the stack uses ${mine.id}\\.`));
