@@ -1,5 +1,5 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { TerraformStack, Token, type IResolvable } from "cdktf";
+import { Fn, TerraformStack, Token, type IResolvable } from "cdktf";
 import { ref } from "cdktf/lib/tfExpression";
 import { Construct } from "constructs";
 import {
@@ -127,7 +127,7 @@ export class ApiToken extends Construct {
             [TokenEnv.KEY]: key,
             [TokenEnv.WORKSPACE]: workspace,
             [TokenEnv.PATH]: constructPath,
-            ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: terraformLiteral(JSON.stringify(previousNames)) } : {}),
+            ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
             ...(baseUrl !== undefined ? { [TokenEnv.BASE_URL]: baseUrl } : {}),
           },
         },
@@ -192,6 +192,16 @@ export class ApiToken extends Construct {
     }
     return value;
   }
+}
+
+/**
+ * The previous names as one JSON array. Literal names are encoded here; when any of them is an
+ * expression, Terraform encodes the list (jsonencode), so that a value holding `"` or `\` is one
+ * name, never broken JSON or an extra name nobody wrote.
+ */
+function previousNamesJson(previousNames: readonly string[]): string {
+  if (previousNames.every((previous) => isKnown(previous))) return terraformLiteral(JSON.stringify(previousNames));
+  return Token.asString(Fn.jsonencode([...previousNames]));
 }
 
 function validateProps(scope: Construct, props: ApiTokenProps): void {
