@@ -69,11 +69,25 @@ export interface AppliedRecord {
 
 /**
  * The API address as a hand-off records it: a digest, so that the file holds nothing from the
- * address itself; trailing slashes and surrounding spaces do not count.
+ * address itself. Trailing slashes, surrounding spaces, the case of the scheme and host and a
+ * default port do not count; the path's case does (`/TenantA` and `/tenanta` are two APIs).
  */
 export function apiDigest(apiUrl: string): string {
-  const normalized = apiUrl.trim().replace(/\/+$/, "").toLowerCase();
-  return sha256Hex(normalized).slice(0, 16);
+  return sha256Hex(normalizeApiUrl(apiUrl)).slice(0, 16);
+}
+
+/** See {@link apiDigest}. An address that does not parse is only trimmed. */
+export function normalizeApiUrl(apiUrl: string): string {
+  const trimmed = apiUrl.trim();
+  let normalized = trimmed;
+  try {
+    // URL lower-cases the scheme and host and drops a default port; it leaves the path's case.
+    const url = new URL(trimmed);
+    normalized = `${url.protocol}//${url.username || url.password ? `${url.username}:${url.password}@` : ""}${url.host}${url.pathname}${url.search}`;
+  } catch {
+    // not a URL: compared as written
+  }
+  return normalized.replace(/\/+$/, "");
 }
 
 type Kind = "handoff" | "applied";

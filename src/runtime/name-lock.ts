@@ -51,7 +51,7 @@ function readLock(file: string): string | undefined {
 
 /**
  * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
- * count it (apiDigest: trailing slashes, white space and case aside), so two spellings of one
+ * count it (apiDigest: trailing slashes, white space, the case of scheme and host aside), so two spellings of one
  * address share a lock.
  */
 export function nameLockPath(cwd: string, apiUrl: string, name: string): string {

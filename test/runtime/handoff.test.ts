@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
+  apiDigest,
   readAppliedRecord,
   readHandoff,
   removeAppliedRecord,
@@ -66,5 +67,27 @@ describe("hand-off files", () => {
     expect(readAppliedRecord(cwd, "default", "c8abc", () => undefined)).toMatchObject({ id: "tok_9", name: "new" });
     removeAppliedRecord(cwd, "default", "c8abc");
     expect(readAppliedRecord(cwd, "default", "c8abc", () => undefined)).toBeUndefined();
+  });
+});
+
+describe("apiDigest", () => {
+  test("scheme and host case, a default port, spaces and trailing slashes do not count", () => {
+    const digest = apiDigest("https://api.example.com/v1");
+    expect(apiDigest(" HTTPS://API.Example.COM/v1// ")).toBe(digest);
+    expect(apiDigest("https://api.example.com:443/v1/")).toBe(digest);
+    expect(apiDigest("http://api.example.com:80")).toBe(apiDigest("http://api.example.com/"));
+  });
+
+  test("the path's case counts: /TenantA and /tenanta are two APIs", () => {
+    expect(apiDigest("https://api.example.com/TenantA")).not.toBe(apiDigest("https://api.example.com/tenanta"));
+    expect(apiDigest("https://api.example.com:8443/v1")).not.toBe(apiDigest("https://api.example.com/v1"));
+  });
+
+  test("an address already in normal form keeps the digest earlier versions recorded", () => {
+    // sha-256("http://127.0.0.1:8080/api"), first 16 hex digits, as recorded before the path kept its case.
+    const { createHash } = require("node:crypto") as typeof import("node:crypto");
+    const before = (url: string) => createHash("sha256").update(url.trim().replace(/\/+$/, "").toLowerCase()).digest("hex").slice(0, 16);
+    expect(apiDigest("http://127.0.0.1:8080/api")).toBe(before("http://127.0.0.1:8080/api"));
+    expect(apiDigest("https://gpu.example.com")).toBe(before("https://gpu.example.com"));
   });
 });

@@ -257,6 +257,8 @@ describe("token provisioner commands", () => {
     expect(nameLockPath(cwd, " HTTPS://API.example.com/v1// ", "ci")).toBe(lock);
     expect(nameLockPath(cwd, "https://api.example.com/v2", "ci")).not.toBe(lock);
     expect(nameLockPath(cwd, "https://api.example.com/v1", "cd")).not.toBe(lock);
+    // The path's case is the API's own: two tenants' locks are apart.
+    expect(nameLockPath(cwd, "https://api.example.com/V1", "ci")).not.toBe(lock);
   });
 
   test("a lock left by a dead process long ago is broken; a fresh one is waited for", async () => {
