@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { apiDigest } from "./handoff";
@@ -19,9 +19,14 @@ import { sha256Hex } from "./sha256";
  */
 export const STALE_LOCK_MS = 10 * 60_000;
 
-/** What a lock file says about its holder: `<pid>\n<host>\n`. */
+/**
+ * What a lock file says about its holder: `<pid>\n<host>\n<nonce>\n`. The nonce makes every lock
+ * taken a distinct one, so that a breaker can tell the stale lock it judged from a fresh lock of
+ * the same process id that took its place.
+ */
 function lockOwner(): string {
-  return `${process.pid}\n${hostname()}\n`;
+  const nonce = `${Date.now().toString(36)}${process.hrtime.bigint().toString(36)}${Math.random().toString(36).slice(2)}`;
+  return `${process.pid}\n${hostname()}\n${nonce}\n`;
 }
 
 /**
@@ -59,6 +64,55 @@ export function nameLockPath(cwd: string, apiUrl: string, name: string): string 
   return path.join(cwd, HANDOFF_DIR, `lock-${digest}`);
 }
 
+/** One lock as a waiter saw it: its content and the file's identity. */
+interface SeenLock {
+  readonly content: string;
+  readonly ino: number;
+  readonly mtimeMs: number;
+}
+
+function observeLock(file: string): SeenLock | undefined {
+  let stat: Stats;
+  try {
+    stat = statSync(file);
+  } catch {
+    return undefined;
+  }
+  const content = readLock(file);
+  return content === undefined ? undefined : { content, ino: stat.ino, mtimeMs: stat.mtimeMs };
+}
+
+function sameLock(a: SeenLock, b: SeenLock | undefined): boolean {
+  return b !== undefined && a.content === b.content && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
+}
+
+/**
+ * Removes the lock `seen`, judged stale, unless it has been replaced. Reading, comparing and
+ * deleting is not atomic by itself: two waiters judge the same stale lock, the first deletes it
+ * and takes a fresh one, the second deletes that fresh lock, and two creates of one name run at
+ * once. So only one waiter may break a given lock: the one that creates (O_EXCL) the break
+ * marker named after that lock's identity (content with its nonce, inode, mtime). Holding it,
+ * the waiter checks the file is still that lock, deletes it, then the marker. A later waiter
+ * that still has the old lock in mind may take the marker again, but then finds another file
+ * (or none) and deletes nothing: the old lock was deleted before its marker was.
+ */
+function breakStaleLock(file: string, seen: SeenLock): boolean {
+  const identity = sha256Hex(`${seen.content}\n${seen.ino}\n${seen.mtimeMs}`).slice(0, 24);
+  const marker = `${file}.break-${identity}`;
+  try {
+    closeSync(openSync(marker, "wx", 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false; // another waiter is breaking it
+    throw err;
+  }
+  try {
+    if (sameLock(seen, observeLock(file))) rmSync(file, { force: true });
+  } finally {
+    rmSync(marker, { force: true });
+  }
+  return true;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -88,23 +142,14 @@ export async function withNameLock<T>(
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    let age = 0;
-    try {
-      age = Date.now() - statSync(file).mtimeMs;
-    } catch {
-      continue; // released meanwhile
-    }
-    const content = readLock(file);
-    if (content === undefined) continue; // released meanwhile
-    if (age > staleAfterMs || holderIsGone(content)) {
-      // Only the file judged stale: another waiter may have broken it and taken a new one meanwhile.
-      if (readLock(file) === content) rmSync(file, { force: true });
-      continue;
-    }
+    const seen = observeLock(file);
+    if (seen === undefined) continue; // released meanwhile
+    // Not broken: another waiter is breaking it (or died doing so, leaving its marker): wait.
+    if ((Date.now() - seen.mtimeMs > staleAfterMs || holderIsGone(seen.content)) && breakStaleLock(file, seen)) continue;
     if (Date.now() >= giveUpAt) {
       throw new Error(
         `another provisioner in this folder is creating or adopting an API token named "${name}" (lock ${path.relative(cwd, file)}); ` +
-          `gave up waiting. If no terraform is running here, delete that file`,
+          `gave up waiting. If no terraform is running here, delete that file (and any ${path.basename(file)}.break-* beside it)`,
       );
     }
     if (!told) {

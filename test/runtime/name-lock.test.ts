@@ -1,0 +1,105 @@
+/**
+ * Breaking a stale name lock: only one waiter may break a given lock, and a waiter that judged a
+ * lock stale never deletes the fresh lock that took its place.
+ */
+import type * as FsModule from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync, utimesSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
+import { bundleProgram, runProcess } from "../support/processes";
+
+// The module object itself (not an import namespace), so that its functions can be spied on.
+const fs = require("node:fs") as typeof FsModule;
+const API = "https://api.example.com";
+const folder = () => mkdtempSync(path.join(tmpdir(), "name-lock-"));
+
+/** A lock file left by a process of this host that is gone. */
+function deadLock(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+  writeFileSync(file, `${gone}\n${hostname()}\n`);
+}
+
+describe("name lock: breaking a stale lock", () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  test("a waiter that judged a lock stale does not delete the fresh lock another waiter took meanwhile", async () => {
+    const cwd = folder();
+    const file = nameLockPath(cwd, API, "ci");
+    deadLock(file);
+    const fresh = `${process.pid}\n${hostname()}\nother-waiter\n`;
+    const realRm = fs.rmSync;
+    const realWrite = fs.writeFileSync;
+    const realOpen = fs.openSync;
+    let interposed = false;
+    // Another waiter breaks the stale lock and takes a fresh one at the worst moment: after this
+    // waiter has read and judged the stale lock, before its first change on disk that breaks it.
+    const otherWaiterBreaksFirst = (target: FsModule.PathLike): void => {
+      if (interposed || !String(target).startsWith(file)) return;
+      interposed = true;
+      realRm(file, { force: true });
+      realWrite(file, fresh);
+    };
+    jest.spyOn(fs, "rmSync").mockImplementation((target, opts) => {
+      otherWaiterBreaksFirst(target);
+      return realRm(target, opts);
+    });
+    jest.spyOn(fs, "openSync").mockImplementation(((target: FsModule.PathLike, flags?: FsModule.OpenMode, mode?: FsModule.Mode) => {
+      if (String(target) !== file) otherWaiterBreaksFirst(target);
+      return realOpen(target, flags, mode);
+    }) as typeof FsModule.openSync);
+
+    let ran = false;
+    await expect(
+      withNameLock(cwd, API, "ci", 600, () => undefined, async () => {
+        ran = true;
+      }),
+    ).rejects.toThrow(/gave up waiting/);
+    expect(interposed).toBe(true);
+    expect(ran).toBe(false);
+    expect(readFileSync(file, "utf8")).toBe(fresh);
+  });
+
+  test("a stale lock (by age) is broken and the break leaves no marker behind", async () => {
+    const cwd = folder();
+    const file = nameLockPath(cwd, API, "old");
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, `1\nsome-other-host\n`);
+    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    utimesSync(file, old, old);
+    let ran = false;
+    await withNameLock(cwd, API, "old", 2_000, () => undefined, async () => {
+      ran = true;
+    });
+    expect(ran).toBe(true);
+    expect(existsSync(file)).toBe(false);
+    expect(fs.readdirSync(path.dirname(file))).toEqual([]);
+  });
+
+  test("processes racing to break one stale lock hold it one at a time", async () => {
+    const racer = path.join(folder(), "racer.js");
+    bundleProgram(path.join(__dirname, "../support/name-lock-racer.ts"), racer);
+    const cwd = folder();
+    const file = nameLockPath(cwd, API, "race");
+    deadLock(file);
+    const log = path.join(cwd, "held.log");
+    const contenders = 6;
+    const startAt = String(Date.now() + 1_500);
+    const runs = await Promise.all(
+      Array.from({ length: contenders }, () =>
+        runProcess(process.execPath, [racer, cwd, API, "race", startAt, "40", log], { env: process.env }),
+      ),
+    );
+    for (const run of runs) expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const held = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" ").map(Number))
+      .sort((a, b) => a[1] - b[1]);
+    expect(held).toHaveLength(contenders);
+    for (let i = 1; i < held.length; i++) expect(held[i][1]).toBeGreaterThanOrEqual(held[i - 1][2]);
+    expect(existsSync(file)).toBe(false);
+  });
+});
