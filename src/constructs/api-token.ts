@@ -10,6 +10,7 @@ import {
   TokenTrigger,
   inventoryKey,
 } from "../runtime/protocol";
+import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
@@ -42,10 +43,16 @@ export interface ApiTokenProps {
   readonly previousNames?: string[];
   /**
    * The API's base URL, overriding `GPUCLOUD_BASE_URL` from the environment. Not a secret: it is
-   * written into the synthesized configuration.
+   * written into the synthesized configuration. With `account`, give it on the account instead.
    * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
    */
   readonly baseUrl?: string;
+  /**
+   * The account the token lives on. Moving a token to another account creates (or adopts) a
+   * token of this name there; the old token stays active on the old account (the log says so).
+   * @default - the default account (GPUCLOUD_* variables)
+   */
+  readonly account?: GpuCloudAccount;
 }
 
 /** A destroy-time provisioner may only refer to `self`; a trigger missing from an older state reads as "". */
@@ -81,6 +88,7 @@ export class ApiToken extends Construct {
   constructor(scope: Construct, id: string, props: ApiTokenProps) {
     super(scope, id);
     validateProps(this, props);
+    const account = resolveAccount(this, "ApiToken", props);
     ensureNullProvider(this);
     ensureExternalProvider(this);
 
@@ -90,12 +98,14 @@ export class ApiToken extends Construct {
     const key = this.node.addr;
     const name = terraformLiteral(props.name);
     const description = manageDescription ? terraformLiteral(props.description as string) : undefined;
-    const baseUrl = props.baseUrl !== undefined ? terraformLiteral(props.baseUrl) : undefined;
+    const baseUrl = account.baseUrl !== undefined ? terraformLiteral(account.baseUrl) : undefined;
+    // Only for an account other than the default one: existing stacks keep their triggers.
+    const envPrefix = account.envPrefixInput;
     const constructPath = terraformLiteral(this.node.path);
     const workspace = "${terraform.workspace}";
 
     const inventory = TokenInventory.of(this);
-    inventory.register(this, { key, name: props.name, description: props.description, previousNames, baseUrl: props.baseUrl });
+    inventory.register(this, { key, name: props.name, description: props.description, previousNames, baseUrl: account.baseUrl, envPrefix });
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
     // every cdktf token captures a stack trace when created, and a dozen per ApiToken made
     // synthesis three times slower than the same elements declared by hand.
@@ -113,6 +123,7 @@ export class ApiToken extends Construct {
         ...(description !== undefined ? { [TokenTrigger.DESCRIPTION]: description } : {}),
         [TokenTrigger.KEY]: key,
         ...(baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: baseUrl } : {}),
+        ...(envPrefix !== undefined ? { [TokenTrigger.ENV_PREFIX]: envPrefix } : {}),
         [TokenTrigger.WORKSPACE]: workspace,
         [TokenTrigger.PATH]: constructPath,
         [TokenTrigger.API_IN_SYNC]: apiInSync,
@@ -129,6 +140,7 @@ export class ApiToken extends Construct {
             [TokenEnv.PATH]: constructPath,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
             ...(baseUrl !== undefined ? { [TokenEnv.BASE_URL]: baseUrl } : {}),
+            ...(envPrefix !== undefined ? { [TokenEnv.ENV_PREFIX]: envPrefix } : {}),
           },
         },
         {
@@ -143,6 +155,7 @@ export class ApiToken extends Construct {
             [TokenEnv.WORKSPACE]: fromTriggers(TokenTrigger.WORKSPACE),
             [TokenEnv.PATH]: fromTriggers(TokenTrigger.PATH),
             [TokenEnv.BASE_URL]: fromTriggers(TokenTrigger.BASE_URL),
+            [TokenEnv.ENV_PREFIX]: fromTriggers(TokenTrigger.ENV_PREFIX),
           },
         },
       ],

@@ -5,6 +5,7 @@ import { flavorChoicePrefix, RuntimeCommand } from "../runtime/protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery } from "./flavor-query";
+import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider } from "./providers";
 import { externalProgram } from "./runtime-script";
 import { checkBaseUrl, isKnown, propError } from "./validation";
@@ -21,6 +22,11 @@ export interface FlavorPreferenceProps {
    * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
    */
   readonly baseUrl?: string;
+  /**
+   * The account to read with; with it, give baseUrl on the account instead.
+   * @default - the default account (GPUCLOUD_* variables)
+   */
+  readonly account?: GpuCloudAccount;
 }
 
 /**
@@ -60,7 +66,9 @@ export class FlavorPreference extends Construct {
 
     const query: Record<string, string> = { choice_count: String(choices.length) };
     choices.forEach((choice, i) => Object.assign(query, filterQuery(choice ?? {}, flavorChoicePrefix(i))));
-    if (props.baseUrl !== undefined) query.base_url = terraformLiteral(props.baseUrl);
+    const account = resolveAccount(this, "FlavorPreference", props);
+    if (account.baseUrl !== undefined) query.base_url = terraformLiteral(account.baseUrl);
+    if (account.envPrefixInput !== undefined) query.env_prefix = account.envPrefixInput;
 
     const lookup = new DataExternal(this, "lookup", {
       program: externalProgram(this, RuntimeCommand.FLAVOR_PREFERENCE),

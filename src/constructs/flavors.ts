@@ -5,6 +5,7 @@ import { RuntimeCommand } from "../runtime/protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { checkBoolean, validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery, scalarText } from "./flavor-query";
+import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider } from "./providers";
 import { externalProgram } from "./runtime-script";
 import { checkBaseUrl } from "./validation";
@@ -21,6 +22,11 @@ export interface FlavorsProps extends FlavorFilterProps {
    * @default - the GPUCLOUD_BASE_URL environment variable of the terraform process
    */
   readonly baseUrl?: string;
+  /**
+   * The account to read with; with it, give baseUrl on the account instead.
+   * @default - the default account (GPUCLOUD_* variables)
+   */
+  readonly account?: GpuCloudAccount;
 }
 
 /**
@@ -60,7 +66,9 @@ export class Flavors extends Construct {
 
     const query: Record<string, string> = filterQuery(props);
     if (props.allowEmpty !== undefined) query.allow_empty = scalarText(props.allowEmpty);
-    if (props.baseUrl !== undefined) query.base_url = terraformLiteral(props.baseUrl);
+    const account = resolveAccount(this, "Flavors", props);
+    if (account.baseUrl !== undefined) query.base_url = terraformLiteral(account.baseUrl);
+    if (account.envPrefixInput !== undefined) query.env_prefix = account.envPrefixInput;
 
     const lookup = new DataExternal(this, "lookup", {
       program: externalProgram(this, RuntimeCommand.FLAVORS),

@@ -2,6 +2,7 @@ import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Lazy, TerraformStack, Token, type TerraformResource } from "cdktf";
 import { Construct } from "constructs";
 import {
+  DEFAULT_ENV_PREFIX,
   INVENTORY_AFTER_WRITE,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
@@ -23,11 +24,13 @@ interface InventoryEntry {
   readonly description?: string;
   readonly previousNames: readonly string[];
   readonly baseUrl?: string;
+  /** The account's variable prefix; undefined for the default account. */
+  readonly envPrefix?: string;
 }
 
 const INVENTORY_ID = "gpucloud-token-inventory";
 
-/** A literal name or previous name of an ApiToken of the stack. */
+/** A literal name or previous name of an ApiToken of the app. */
 interface Claim {
   /** The ApiToken's construct path. */
   readonly path: string;
@@ -42,8 +45,25 @@ function foldName(name: string): string {
 }
 
 /**
+ * The literal names and previous names of every ApiToken of an app (keyed by the app's root
+ * construct), per account: two stacks of one app that name one token on one account would both
+ * adopt it, and a rename in one would rename the other's.
+ */
+const appClaims = new WeakMap<object, Map<string, Claim>>();
+
+/** The account a claim is on: its prefix and its literal base URL ("" = the prefix's BASE_URL variable). */
+function accountOf(entry: InventoryEntry): { readonly key: string; readonly label: string } {
+  const prefix = entry.envPrefix ?? DEFAULT_ENV_PREFIX;
+  const baseUrl = entry.baseUrl?.trim() ?? "";
+  return {
+    key: `${prefix}\n${baseUrl}`,
+    label: baseUrl ? `the account ${prefix}* at ${baseUrl}` : `the account ${prefix}*`,
+  };
+}
+
+/**
  * The one plan-time read of a stack's API tokens: a single `data "external"` whose program logs
- * in once and walks the token list once per base URL, and returns the observation and attributes
+ * in once and walks the token list once per account and base URL, and returns the observation and attributes
  * of the stack's managed tokens only. Created by the first ApiToken of a stack and found again
  * as the stack's child by its id (a lookup by name), so synthesis stays linear in the number of
  * tokens.
@@ -67,7 +87,6 @@ export class TokenInventory extends Construct {
   private readonly query: Record<string, string> = { [INVENTORY_WORKSPACE]: "${terraform.workspace}" };
   private readonly writes: string[] = [];
   /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
-  private readonly claims = new Map<string, Claim>();
   /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
   private queryHasComputedValues = false;
 
@@ -122,18 +141,24 @@ export class TokenInventory extends Construct {
     return `data.external.${this.afterWrite.friendlyUniqueId}`;
   }
 
-  /** Adds a token; throws when its name or a previous name collides with another token's. */
+  /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
   register(owner: Construct, entry: InventoryEntry): void {
     const kind = "ApiToken";
+    const root = owner.node.root;
+    let claims = appClaims.get(root);
+    if (!claims) appClaims.set(root, (claims = new Map()));
+    const account = accountOf(entry);
     // By the folded name: the scripts match names after trimming and case-folding too.
+    const claimKey = (value: string): string => `${account.key}\n${foldName(value)}`;
     const unclaimed = (value: string, what: string): void => {
-      const other = this.claims.get(foldName(value));
+      const other = claims.get(claimKey(value));
       if (other) {
         const same = other.value === value ? "" : ` ("${other.value}" after trimming and case-folding)`;
         throw propError(
           owner,
           kind,
-          `${what} "${value}" is also ${other.what}${same} of ApiToken "${other.path}": two ApiTokens of one stack would manage the same API token`,
+          `${what} "${value}" is also ${other.what}${same} of ApiToken "${other.path}": two ApiTokens of one app ` +
+            `would manage the same API token (on ${account.label})`,
         );
       }
     };
@@ -148,11 +173,12 @@ export class TokenInventory extends Construct {
       this.queryHasComputedValues = true;
     }
     const path = owner.node.path;
-    if (isKnown(entry.name)) this.claims.set(foldName(entry.name), { path, what: "the name", value: entry.name });
+    if (isKnown(entry.name)) claims.set(claimKey(entry.name), { path, what: "the name", value: entry.name });
     for (const previous of entry.previousNames) {
-      if (isKnown(previous)) this.claims.set(foldName(previous), { path, what: "a previous name", value: previous });
+      if (isKnown(previous)) claims.set(claimKey(previous), { path, what: "a previous name", value: previous });
     }
 
+    if (entry.envPrefix !== undefined) this.query[inventoryKey(entry.key, InventoryQueryField.ENV_PREFIX)] = entry.envPrefix;
     this.query[inventoryKey(entry.key, InventoryQueryField.NAME)] = terraformLiteral(entry.name);
     if (entry.description !== undefined) {
       this.query[inventoryKey(entry.key, InventoryQueryField.DESCRIPTION)] = terraformLiteral(entry.description);

@@ -31,7 +31,16 @@ function quotedUrl(text: string): string {
 }
 
 /** A non-secret http(s) URL: userinfo would put a credential into cdk.tf.json. */
-export function checkBaseUrl(scope: Construct, kind: string, baseUrl: string | undefined): void {
+export function checkBaseUrl(
+  scope: Construct,
+  kind: string,
+  baseUrl: string | undefined,
+  names: { readonly USERNAME: string; readonly PASSWORD: string; readonly API_TOKEN: string } = {
+    USERNAME: "GPUCLOUD_USERNAME",
+    PASSWORD: "GPUCLOUD_PASSWORD",
+    API_TOKEN: "GPUCLOUD_API_TOKEN",
+  },
+): void {
   if (!isKnown(baseUrl)) return;
   let url: URL;
   try {
@@ -47,7 +56,7 @@ export function checkBaseUrl(scope: Construct, kind: string, baseUrl: string | u
       scope,
       kind,
       "baseUrl must not contain credentials: they would be written into cdk.tf.json. " +
-        "Set GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD or GPUCLOUD_API_TOKEN in the environment of terraform instead",
+        `Set ${names.USERNAME}/${names.PASSWORD} or ${names.API_TOKEN} in the environment of terraform instead`,
     );
   }
 }

@@ -9,7 +9,7 @@ export async function findFlavors(ctx: RuntimeContext, query: FlavorQuery): Prom
   const filter = filterFromQuery(query);
   const allowEmpty = parseBool(query.allow_empty, "allow_empty") ?? false;
 
-  const groups = await withClient(ctx, query.base_url, (client) => fetchCatalog(client, [filter]));
+  const groups = await withClient(ctx, query.base_url, (client) => fetchCatalog(client, [filter]), query.env_prefix || undefined);
   const matches = selectFlavors(groups, filter);
   if (matches.length === 0 && !allowEmpty) {
     throw new Error(`no flavor matches (${describeFilter(filter)}). ${describeOffer(groups, filter)}`);

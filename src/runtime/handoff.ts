@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { HANDOFF_DIR } from "./protocol";
+import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
 
 /**
@@ -55,7 +55,7 @@ export interface AppliedRecord {
   /** The configured name (the API may store another spelling of it). */
   readonly name: string;
   readonly at: string;
-  /** A digest of the API address (see {@link apiDigest}); absent in records of older versions. */
+  /** The account the token is on (see {@link accountDigest}); absent in records of older versions. */
   readonly api?: string;
   /**
    * Written right after a write produced or chose this token, before anything that can fail
@@ -74,6 +74,16 @@ export interface AppliedRecord {
  */
 export function apiDigest(apiUrl: string): string {
   return sha256Hex(normalizeApiUrl(apiUrl)).slice(0, 16);
+}
+
+/**
+ * The account a token lives on, as hand-offs, applied records and name locks are keyed: its
+ * variable prefix and its API address. The default account's digest is {@link apiDigest} alone,
+ * as earlier versions recorded it, so that an upgrade finds its records.
+ */
+export function accountDigest(envPrefix: string, apiUrl: string): string {
+  if (envPrefix === DEFAULT_ENV_PREFIX) return apiDigest(apiUrl);
+  return sha256Hex(`${envPrefix}\n${normalizeApiUrl(apiUrl)}`).slice(0, 16);
 }
 
 /** See {@link apiDigest}. An address that does not parse is only trimmed. */

@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { apiDigest } from "./handoff";
-import { HANDOFF_DIR } from "./protocol";
+import { accountDigest } from "./handoff";
+import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
 
 /**
@@ -57,10 +57,10 @@ function readLock(file: string): string | undefined {
 /**
  * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
  * count it (apiDigest: trailing slashes, white space, the case of scheme and host aside), so two spellings of one
- * address share a lock.
+ * address share a lock. Two accounts (variable prefixes) never share one, even on one address.
  */
-export function nameLockPath(cwd: string, apiUrl: string, name: string): string {
-  const digest = sha256Hex(`${apiDigest(apiUrl)}\n${name}`).slice(0, 24);
+export function nameLockPath(cwd: string, apiUrl: string, name: string, envPrefix: string = DEFAULT_ENV_PREFIX): string {
+  const digest = sha256Hex(`${accountDigest(envPrefix, apiUrl)}\n${name}`).slice(0, 24);
   return path.join(cwd, HANDOFF_DIR, `lock-${digest}`);
 }
 
@@ -127,8 +127,9 @@ export async function withNameLock<T>(
   onWait: (line: string) => void,
   fn: () => Promise<T>,
   staleAfterMs: number = STALE_LOCK_MS,
+  envPrefix: string = DEFAULT_ENV_PREFIX,
 ): Promise<T> {
-  const file = nameLockPath(cwd, apiUrl, name);
+  const file = nameLockPath(cwd, apiUrl, name, envPrefix);
   mkdirSync(path.dirname(file), { recursive: true });
   const owner = lockOwner();
   const giveUpAt = Date.now() + waitMs;

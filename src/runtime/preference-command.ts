@@ -12,7 +12,7 @@ import { flavorChoicePrefix, type FlavorPreferenceQuery, type FlavorPreferenceRe
  */
 export async function preferFlavor(ctx: RuntimeContext, query: FlavorPreferenceQuery): Promise<FlavorPreferenceResult> {
   const choices = choicesFromQuery(query);
-  const groups = await withClient(ctx, query.base_url, (client) => fetchCatalog(client, choices));
+  const groups = await withClient(ctx, query.base_url, (client) => fetchCatalog(client, choices), query.env_prefix || undefined);
   for (const [index, filter] of choices.entries()) {
     const best = selectFlavors(groups, filter)[0];
     if (best === undefined) continue;

@@ -51,6 +51,49 @@ export const CredentialEnv = {
   TIMEOUT_SECONDS: "GPUCLOUD_TIMEOUT_SECONDS",
 } as const;
 
+/**
+ * The prefix of the default account's variables (GPUCLOUD_BASE_URL, GPUCLOUD_API_TOKEN, ...). A
+ * `GpuCloudAccount` names another prefix, e.g. `GPUCLOUD_PROD_`; its scripts then read
+ * `GPUCLOUD_PROD_BASE_URL`, `GPUCLOUD_PROD_API_TOKEN` and so on. The prefix is not a secret.
+ */
+export const DEFAULT_ENV_PREFIX = "GPUCLOUD_";
+
+/**
+ * What an account's prefix may be: upper-case letters, digits and `_`, starting with a letter
+ * or `_` (a shell variable name), ending in `_`. Checked at synth time and again by the script.
+ */
+export const ENV_PREFIX_PATTERN = /^[A-Z_][A-Z0-9_]*_$/;
+
+/**
+ * Prefixes an account may not use: the provisioners' own inputs are `GPUCLOUD_TOKEN_*`, so an
+ * account prefixed so would read the construct's baseUrl as its address (GPUCLOUD_TOKEN_BASE_URL).
+ */
+export const RESERVED_ENV_PREFIXES: readonly string[] = ["GPUCLOUD_TOKEN_"];
+
+/** The credential variables of the account with the prefix `envPrefix`. */
+export function accountEnv(envPrefix: string): {
+  readonly BASE_URL: string;
+  readonly USERNAME: string;
+  readonly PASSWORD: string;
+  readonly PASSWORD_MD5: string;
+  readonly API_TOKEN: string;
+} {
+  return {
+    BASE_URL: `${envPrefix}BASE_URL`,
+    USERNAME: `${envPrefix}USERNAME`,
+    PASSWORD: `${envPrefix}PASSWORD`,
+    PASSWORD_MD5: `${envPrefix}PASSWORD_MD5`,
+    API_TOKEN: `${envPrefix}API_TOKEN`,
+  };
+}
+
+/**
+ * The names of every account's secret variables, whichever accounts a run uses: a name made of
+ * a possible prefix and PASSWORD, PASSWORD_MD5 or API_TOKEN. (Hiding a value of some other tool's
+ * `..._PASSWORD` as well costs nothing.)
+ */
+export const SECRET_ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*_(?:PASSWORD|PASSWORD_MD5|API_TOKEN)$/;
+
 /** Names of secret variables, so that every output path can redact their values. */
 export const SECRET_ENV_NAMES: readonly string[] = [
   CredentialEnv.PASSWORD,
@@ -90,6 +133,8 @@ export const InventoryQueryField = {
   DESCRIPTION: "description",
   /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
   BASE_URL: "base_url",
+  /** The account's variable prefix; absent for the default account ({@link DEFAULT_ENV_PREFIX}). */
+  ENV_PREFIX: "env_prefix",
   /** `previous.0`, `previous.1`, ...: the names to rename from, in order of preference. */
   PREVIOUS_PREFIX: "previous.",
 } as const;
@@ -145,6 +190,8 @@ export const TokenEnv = {
   BASE_URL: "GPUCLOUD_TOKEN_BASE_URL",
   /** The construct's path, for messages only. */
   PATH: "GPUCLOUD_TOKEN_PATH",
+  /** The account's variable prefix; empty or absent means the default account. */
+  ENV_PREFIX: "GPUCLOUD_TOKEN_ENV_PREFIX",
 } as const;
 
 /**
@@ -159,6 +206,8 @@ export const TokenTrigger = {
   WORKSPACE: "workspace",
   /** The construct's path (for the destroy side's messages). */
   PATH: "path",
+  /** The account's variable prefix; present only for an account other than the default one. */
+  ENV_PREFIX: "env_prefix",
   /**
    * "true" when the API matched the configuration at plan time; otherwise an expression that
    * is unknown during plan and becomes "true" at apply, so Terraform plans a replacement once
@@ -208,6 +257,8 @@ export interface FlavorQuery extends FlavorFilterQuery {
   /** "true" lets an empty match succeed. */
   readonly allow_empty?: string;
   readonly base_url?: string;
+  /** The account's variable prefix; absent for the default account. */
+  readonly env_prefix?: string;
 }
 
 /** Result of `flavors`; nested data is JSON-encoded, as the external protocol requires. */
@@ -233,6 +284,8 @@ export interface FlavorResult {
 export interface FlavorPreferenceQuery {
   readonly choice_count: string;
   readonly base_url?: string;
+  /** The account's variable prefix; absent for the default account. */
+  readonly env_prefix?: string;
   readonly [choiceKey: string]: string | undefined;
 }
 

@@ -1,8 +1,8 @@
-import { ConfigError, runBudgetMsOrDefault } from "../shared/config";
+import { ConfigError, envPrefixOf, runBudgetMsOrDefault } from "../shared/config";
 import type { GpuCloudClient } from "../client";
 import { withClient, type RuntimeContext } from "../shared/context";
 import {
-  apiDigest,
+  accountDigest,
   readAppliedRecord,
   readHandoff,
   removeAppliedRecord,
@@ -14,7 +14,7 @@ import {
 import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { CredentialEnv, RuntimeCommand, TokenEnv, type TokenAttributes, type TokenQuery } from "./protocol";
+import { DEFAULT_ENV_PREFIX, RuntimeCommand, TokenEnv, accountEnv, type TokenAttributes, type TokenQuery } from "./protocol";
 import { currentRunId, currentRunScope, stillInRun, TEST_ANCESTRY_ENV, testAncestry, type RunScope } from "./run-scope";
 import {
   allTokens,
@@ -83,6 +83,8 @@ interface TokenScope {
   /** The construct's path, for messages; may be empty with a state written by an older version. */
   readonly path: string;
   readonly baseUrl?: string;
+  /** The account's variable prefix (GPUCLOUD_ for the default account). */
+  readonly envPrefix: string;
 }
 
 function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
@@ -93,6 +95,7 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
     workspace: env[TokenEnv.WORKSPACE] || "default",
     path: env[TokenEnv.PATH] ?? "",
     baseUrl: env[TokenEnv.BASE_URL] || undefined,
+    envPrefix: envPrefixOf(env[TokenEnv.ENV_PREFIX]),
   };
 }
 
@@ -110,9 +113,19 @@ function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
   return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
 }
 
-/** The API this provisioner talks to: the construct's baseUrl, else GPUCLOUD_BASE_URL. */
+/** The API this provisioner talks to: the construct's (or account's) baseUrl, else <prefix>BASE_URL. */
 function apiUrlOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
-  return scope.baseUrl ?? env[CredentialEnv.BASE_URL] ?? "";
+  return scope.baseUrl ?? env[accountEnv(scope.envPrefix).BASE_URL] ?? "";
+}
+
+/** The account this provisioner works on, as hand-offs, records and locks are keyed. */
+function accountOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
+  return accountDigest(scope.envPrefix, apiUrlOf(scope, env));
+}
+
+/** An account as a message names it: its prefix, when it is not the default one. */
+function accountLabel(scope: TokenScope): string {
+  return scope.envPrefix === DEFAULT_ENV_PREFIX ? "" : ` (account ${scope.envPrefix}*)`;
 }
 
 function constructLabel(scope: TokenScope): string {
@@ -129,14 +142,14 @@ function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
   guard();
-  if (handoff.api !== undefined && handoff.api !== apiDigest(apiUrlOf(scope, ctx.env))) {
-    // The API changed with this replacement (baseUrl or GPUCLOUD_BASE_URL): the released token is
-    // on the old API, and a token of its name on this one may be another deployment's.
+  if (handoff.api !== undefined && handoff.api !== accountOf(scope, ctx.env)) {
+    // The account or API changed with this replacement (account, baseUrl or <prefix>BASE_URL): the
+    // released token is on the old one, and a token of its name here may be another deployment's.
     removeHandoff(ctx.cwd, scope.workspace, scope.key);
     const which = handoff.id ? `"${handoff.name}" (id ${handoff.id})` : `"${handoff.name}"`;
     ctx.out.warn(
-      `API token ${which} was released on another API address than this one, so it is not taken over: ` +
-        `a token named "${name}" is created or adopted on this API instead, and ${which} stays ACTIVE on the other. ` +
+      `API token ${which} was released on another account or API address than this one${accountLabel(scope)}, so it is not taken over: ` +
+        `a token named "${name}" is created or adopted on this account instead, and ${which} stays ACTIVE on the other. ` +
         `Revoke it there if it is not needed.`,
     );
     return undefined;
@@ -201,14 +214,17 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
   } else {
     handoff = takeHandoff(ctx, scope, name, run.id, guard);
   }
-  const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
+  const api = accountOf(scope, ctx.env);
+  const lastApplied = appliedOnThisAccount(ctx, scope, api, name);
 
   const apiUrl = apiUrlOf(scope, ctx.env);
-  const api = apiDigest(apiUrl);
   /** Written before anything can fail after a write: a retry adopts this token (see AppliedRecord.pending). */
   const recordPending = (id: string): void =>
     writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, api, pending: true, at: new Date().toISOString() });
-  const managedId = await withClient(ctx, scope.baseUrl, (client) =>
+  const managedId = await withClient(
+    ctx,
+    scope.baseUrl,
+    (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
       const tokens = await allTokens(client, ctx);
       // By id when the destroy half learnt it: a token gone since is not replaced by another one
@@ -294,7 +310,8 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
         ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another: ${what}`);
       }
       return target.id;
-    }, lockStaleAfterMs(ctx.env)),
+    }, lockStaleAfterMs(ctx.env), scope.envPrefix),
+    scope.envPrefix,
   );
   writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, api, at: new Date().toISOString() });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
@@ -322,6 +339,22 @@ async function lookAgainAfterCreate(ctx: RuntimeContext, client: GpuCloudClient,
       `another stack with this name (in another folder or machine) or a create that committed late. ` +
       `This stack uses ${created.id}; revoke the other in the console if nothing uses it.`,
   );
+}
+
+/**
+ * This folder's record of the token the construct applied last, when it is on this account. A
+ * record of another account (the construct was moved to this one, under create_before_destroy,
+ * where no hand-off tells) is reported, never followed: that token stays active where it is.
+ */
+function appliedOnThisAccount(ctx: RuntimeContext, scope: TokenScope, account: string, name: string) {
+  const record = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
+  if (!record || record.api === undefined || record.api === account) return record;
+  ctx.out.warn(
+    `API token "${record.name}" (id ${record.id}), which ${constructLabel(scope)} managed on another account or API address, ` +
+      `stays ACTIVE there: a token named "${name}" is created or adopted on this account${accountLabel(scope)} instead. ` +
+      `Revoke token ${record.id} on the other account if it is not needed.`,
+  );
+  return undefined;
 }
 
 /**
@@ -359,7 +392,12 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
   let lookedUp = false;
   if (name) {
     try {
-      id = await withClient(ctx, scope.baseUrl, async (client) => pickByName(await allTokens(client, ctx), name, undefined, lastApplied?.id)?.id);
+      id = await withClient(
+        ctx,
+        scope.baseUrl,
+        async (client) => pickByName(await allTokens(client, ctx), name, undefined, lastApplied?.id)?.id,
+        scope.envPrefix,
+      );
       lookedUp = true;
     } catch (err) {
       ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
@@ -389,7 +427,7 @@ export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps =
     id,
     name,
     runId: run.id,
-    api: apiDigest(apiUrlOf(scope, ctx.env)),
+    api: accountOf(scope, ctx.env),
     releasedAt: new Date().toISOString(),
   });
   ctx.out.warn(

@@ -1,4 +1,4 @@
-import { ConfigError } from "../shared/config";
+import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { readAppliedRecords, type AppliedRecord } from "./handoff";
 import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
@@ -21,6 +21,8 @@ export interface ManagedToken {
   readonly description?: string;
   readonly previousNames: readonly string[];
   readonly baseUrl?: string;
+  /** The account's variable prefix; undefined for the default account. */
+  readonly envPrefix?: string;
 }
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token. */
@@ -42,12 +44,14 @@ function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
       .sort((a, b) => a[0] - b[0])
       .map(([index, value]) => requireName(value, `query.${key}.previous.${index}`));
     const baseUrl = entry.get(InventoryQueryField.BASE_URL);
+    const envPrefix = entry.get(InventoryQueryField.ENV_PREFIX);
     return {
       key,
       name: requireName(entry.get(InventoryQueryField.NAME), `query.${key}.name`),
       description: entry.get(InventoryQueryField.DESCRIPTION),
       previousNames: previous,
       baseUrl: baseUrl ? baseUrl : undefined,
+      envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
     };
   });
 }
@@ -101,7 +105,7 @@ function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], last: 
 
 /**
  * Once per stack at plan time (and once more after the writes, when there are any): logs in once
- * and walks the token list once per distinct base URL, and returns, for the managed tokens only,
+ * and walks the token list once per distinct account and base URL, and returns, for the managed tokens only,
  * their observation and attributes. Other tokens of the account never leave this process.
  */
 export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
@@ -109,11 +113,13 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
   const workspace = query[INVENTORY_WORKSPACE];
   const warnings: string[] = [];
-  const byBaseUrl = new Map<string, ManagedToken[]>();
+  // One login and one list walk per account and base URL.
+  const byAccount = new Map<string, ManagedToken[]>();
   for (const m of managed) {
-    const group = byBaseUrl.get(m.baseUrl ?? "");
+    const account = `${m.envPrefix ?? ""}\n${m.baseUrl ?? ""}`;
+    const group = byAccount.get(account);
     if (group) group.push(m);
-    else byBaseUrl.set(m.baseUrl ?? "", [m]);
+    else byAccount.set(account, [m]);
   }
   const result: Record<string, string> = {};
   // What this folder last applied (records, not secrets), when the query names the workspace.
@@ -121,8 +127,9 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   if (workspace !== undefined) {
     for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace && !r.pending) applied.set(r.key, r);
   }
-  for (const [baseUrl, group] of byBaseUrl) {
-    const tokens = await withClient(ctx, baseUrl || undefined, (client) => allTokens(client, ctx));
+  for (const group of byAccount.values()) {
+    const { baseUrl, envPrefix } = group[0];
+    const tokens = await withClient(ctx, baseUrl, (client) => allTokens(client, ctx), envPrefix);
     for (const m of group) {
       const last = applied.get(m.key);
       const found = warningsFor(m, tokens, last);

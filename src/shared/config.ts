@@ -1,5 +1,13 @@
 import type { Credentials } from "../client";
-import { CredentialEnv, SECRET_ENV_NAMES } from "../runtime/protocol";
+import {
+  CredentialEnv,
+  DEFAULT_ENV_PREFIX,
+  ENV_PREFIX_PATTERN,
+  RESERVED_ENV_PREFIXES,
+  SECRET_ENV_NAME_PATTERN,
+  SECRET_ENV_NAMES,
+  accountEnv,
+} from "../runtime/protocol";
 
 /** Raised for a configuration the script cannot work with; the message says what to set. */
 export class ConfigError extends Error {
@@ -23,13 +31,35 @@ const DEFAULT_TIMEOUT_SECONDS = 120;
 const MIN_TIMEOUT_SECONDS = 1;
 const MAX_TIMEOUT_SECONDS = 86_400;
 
-const CREDENTIALS_HELP =
-  `set ${CredentialEnv.API_TOKEN}, or ${CredentialEnv.USERNAME} with ${CredentialEnv.PASSWORD} ` +
-  `(plain text) or ${CredentialEnv.PASSWORD_MD5} (its md5 hex), in the environment of the process that runs terraform`;
+type AccountEnv = ReturnType<typeof accountEnv>;
 
-/** The secret values present in an environment, for redaction. */
+function credentialsHelp(names: AccountEnv): string {
+  return (
+    `set ${names.API_TOKEN}, or ${names.USERNAME} with ${names.PASSWORD} ` +
+    `(plain text) or ${names.PASSWORD_MD5} (its md5 hex), in the environment of the process that runs terraform`
+  );
+}
+
+/**
+ * The secret values present in an environment, for redaction: those of every account, whether
+ * this run uses it or not (any `<prefix>PASSWORD`, `<prefix>PASSWORD_MD5`, `<prefix>API_TOKEN`).
+ */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
-  return SECRET_ENV_NAMES.map((name) => env[name]).filter((v): v is string => !!v);
+  const names = new Set(SECRET_ENV_NAMES);
+  for (const name of Object.keys(env)) if (SECRET_ENV_NAME_PATTERN.test(name)) names.add(name);
+  return [...names].map((name) => env[name]).filter((v): v is string => !!v);
+}
+
+/** An account's prefix as the script receives it: "" or absent is the default account; anything else is checked. */
+export function envPrefixOf(value: string | undefined): string {
+  if (value === undefined || value === "") return DEFAULT_ENV_PREFIX;
+  if (!ENV_PREFIX_PATTERN.test(value) || RESERVED_ENV_PREFIXES.includes(value)) {
+    throw new ConfigError(
+      `the account's environment prefix must be upper-case letters, digits and "_", end with "_" and not be ` +
+        `${RESERVED_ENV_PREFIXES.join(", ")} (e.g. GPUCLOUD_PROD_), got ${JSON.stringify(value.slice(0, 60))}`,
+    );
+  }
+  return value;
 }
 
 /** The budget of one script run (GPUCLOUD_TIMEOUT_SECONDS, range-checked), in ms. */
@@ -55,60 +85,62 @@ export function runBudgetMsOrDefault(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * Reads the connection settings from the environment of the Terraform process. `baseUrlOverride`
- * is the construct's optional, non-secret `baseUrl` prop.
+ * Reads the connection settings of one account from the environment of the Terraform process:
+ * the variables named with `envPrefix` (GPUCLOUD_ for the default account). `baseUrlOverride` is
+ * the construct's or the account's optional, non-secret `baseUrl`. A message names only this
+ * account's variables.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string): RuntimeConfig {
-  const baseUrl = nonEmpty(baseUrlOverride) ?? nonEmpty(env[CredentialEnv.BASE_URL]);
+export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string, envPrefix: string = DEFAULT_ENV_PREFIX): RuntimeConfig {
+  const names = accountEnv(envPrefixOf(envPrefix));
+  const baseUrl = nonEmpty(baseUrlOverride) ?? nonEmpty(env[names.BASE_URL]);
   if (!baseUrl) {
     throw new ConfigError(
-      `no API address: set ${CredentialEnv.BASE_URL} in the environment of the process that runs terraform, ` +
-        `or the construct's baseUrl prop`,
+      `no API address: set ${names.BASE_URL} in the environment of the process that runs terraform, ` +
+        `or the baseUrl prop of the ${envPrefix === DEFAULT_ENV_PREFIX ? "construct" : "GpuCloudAccount"}`,
     );
   }
   if (!/^https?:\/\/[^/]/i.test(baseUrl)) {
-    throw new ConfigError(`${CredentialEnv.BASE_URL} must be an http:// or https:// URL`);
+    throw new ConfigError(`${names.BASE_URL} must be an http:// or https:// URL`);
   }
 
   return {
     baseUrl,
     totalTimeoutMs: runBudgetMs(env),
-    ...credentialsFrom(env),
+    ...credentialsFrom(env, names),
   };
 }
 
-function credentialsFrom(env: NodeJS.ProcessEnv): { credentials: Credentials; credentialSource: string } {
-  const apiToken = nonEmpty(env[CredentialEnv.API_TOKEN]);
-  const username = nonEmpty(env[CredentialEnv.USERNAME]);
+function credentialsFrom(env: NodeJS.ProcessEnv, names: AccountEnv): { credentials: Credentials; credentialSource: string } {
+  const apiToken = nonEmpty(env[names.API_TOKEN]);
+  const username = nonEmpty(env[names.USERNAME]);
   // A password is used exactly as given: spaces at either end may be part of it.
-  const password = env[CredentialEnv.PASSWORD] ? env[CredentialEnv.PASSWORD] : undefined;
-  const passwordMd5 = nonEmpty(env[CredentialEnv.PASSWORD_MD5]);
+  const password = env[names.PASSWORD] ? env[names.PASSWORD] : undefined;
+  const passwordMd5 = nonEmpty(env[names.PASSWORD_MD5]);
+  const help = credentialsHelp(names);
 
-  if (apiToken) return { credentials: { apiToken }, credentialSource: CredentialEnv.API_TOKEN };
+  if (apiToken) return { credentials: { apiToken }, credentialSource: names.API_TOKEN };
   if (!username && !password && !passwordMd5) {
-    throw new ConfigError(`no credentials: ${CREDENTIALS_HELP}`);
+    throw new ConfigError(`no credentials: ${help}`);
   }
   if (!username) {
-    throw new ConfigError(`${CredentialEnv.USERNAME} is not set: ${CREDENTIALS_HELP}`);
+    throw new ConfigError(`${names.USERNAME} is not set: ${help}`);
   }
   if (password && passwordMd5) {
-    throw new ConfigError(`set only one of ${CredentialEnv.PASSWORD} and ${CredentialEnv.PASSWORD_MD5}, not both`);
+    throw new ConfigError(`set only one of ${names.PASSWORD} and ${names.PASSWORD_MD5}, not both`);
   }
   if (passwordMd5) {
     if (!/^[0-9a-f]{32}$/i.test(passwordMd5)) {
-      throw new ConfigError(`${CredentialEnv.PASSWORD_MD5} must be 32 hexadecimal characters (an md5 hex digest)`);
+      throw new ConfigError(`${names.PASSWORD_MD5} must be 32 hexadecimal characters (an md5 hex digest)`);
     }
     return {
       credentials: { username, passwordMd5 },
-      credentialSource: `${CredentialEnv.USERNAME} and ${CredentialEnv.PASSWORD_MD5}`,
+      credentialSource: `${names.USERNAME} and ${names.PASSWORD_MD5}`,
     };
   }
   if (!password) {
-    throw new ConfigError(
-      `${CredentialEnv.USERNAME} is set but no password: set ${CredentialEnv.PASSWORD} or ${CredentialEnv.PASSWORD_MD5}`,
-    );
+    throw new ConfigError(`${names.USERNAME} is set but no password: set ${names.PASSWORD} or ${names.PASSWORD_MD5}`);
   }
-  return { credentials: { username, password }, credentialSource: `${CredentialEnv.USERNAME} and ${CredentialEnv.PASSWORD}` };
+  return { credentials: { username, password }, credentialSource: `${names.USERNAME} and ${names.PASSWORD}` };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -30,8 +30,8 @@ function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = 
  * A client configured from the environment. Progress lines of the client (login, retries) go
  * to the same output as the command's own.
  */
-export function connect(ctx: RuntimeContext, baseUrlOverride?: string): GpuCloudClient {
-  const config = loadConfig(ctx.env, baseUrlOverride);
+export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: string): GpuCloudClient {
+  const config = loadConfig(ctx.env, baseUrlOverride, envPrefix);
   ctx.out.info(`credentials from ${config.credentialSource}`);
   return new GpuCloudClient({
     baseUrl: config.baseUrl,
@@ -56,8 +56,10 @@ export async function withClient<T>(
   ctx: RuntimeContext,
   baseUrlOverride: string | undefined,
   fn: (client: GpuCloudClient) => Promise<T>,
+  /** The account's variable prefix (see loadConfig); the default account when omitted. */
+  envPrefix?: string,
 ): Promise<T> {
-  const client = connect(ctx, baseUrlOverride);
+  const client = connect(ctx, baseUrlOverride, envPrefix);
   try {
     return await fn(client);
   } finally {

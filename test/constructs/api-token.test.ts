@@ -54,6 +54,7 @@ describe("ApiToken synthesis", () => {
       GPUCLOUD_TOKEN_WORKSPACE: '${lookup(self.triggers, "workspace", "")}',
       GPUCLOUD_TOKEN_PATH: '${lookup(self.triggers, "path", "")}',
       GPUCLOUD_TOKEN_BASE_URL: '${lookup(self.triggers, "base_url", "")}',
+      GPUCLOUD_TOKEN_ENV_PREFIX: '${lookup(self.triggers, "env_prefix", "")}',
     });
 
     const externals = json.data.external;
@@ -324,10 +325,12 @@ describe("ApiToken synthesis", () => {
           new ApiToken(stack, "second", { name: "ci " });
         }),
       ).toThrow(/ApiToken "test\/second": name "ci " is also the name \("CI" after trimming and case-folding\) of ApiToken "test\/first"/);
-      // Two stacks may each have their own.
+      // Two stacks of one app on one account would both adopt one token (see test/constructs/account.test.ts).
       const app = Testing.app();
       new ApiToken(new TerraformStack(app, "one"), "t", { name: "shared" });
-      expect(() => new ApiToken(new TerraformStack(app, "two"), "t", { name: "shared" })).not.toThrow();
+      expect(() => new ApiToken(new TerraformStack(app, "two"), "t", { name: "shared" })).toThrow(
+        /ApiToken "two\/t": name "shared" is also the name of ApiToken "one\/t": two ApiTokens of one app/,
+      );
     });
   });
 });

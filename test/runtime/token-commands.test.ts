@@ -90,7 +90,7 @@ describe("token provisioner commands", () => {
       const bystander = emulator.addToken({ name: "moved-a" }); // another deployment's token on this API
       await run(releaseToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-a", GPUCLOUD_TOKEN_BASE_URL: other.url } });
       const log = await run(applyToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-b" } });
-      expect(log).toContain(`WARNING: API token "moved-a" (id ${released.id}) was released on another API address`);
+      expect(log).toContain(`WARNING: API token "moved-a" (id ${released.id}) was released on another account or API address`);
       expect(named("moved-a")).toEqual([expect.objectContaining({ id: bystander.id })]);
       expect(named("moved-b")).toHaveLength(1);
       expect(named("moved-b")[0].id).not.toBe(bystander.id);

@@ -1,0 +1,125 @@
+import { App, TerraformStack, Testing } from "cdktf";
+import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
+
+function stackJson(stack: TerraformStack): any {
+  return JSON.parse(Testing.synth(stack));
+}
+
+function sync(json: any): any {
+  return Object.values<any>(json.resource.null_resource)[0];
+}
+
+function inventoryQuery(json: any): Record<string, string> {
+  return Object.entries<any>(json.data.external).find(([k]) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))![1].query;
+}
+
+describe("GpuCloudAccount", () => {
+  test("the default account writes nothing new: a stack with account = the default prefix synthesizes as without one", () => {
+    const build = (withAccount: boolean) => {
+      const app = Testing.app();
+      const stack = new TerraformStack(app, "s");
+      const account = withAccount ? new GpuCloudAccount(app, "default") : undefined;
+      new ApiToken(stack, "ci", { name: "ci", account });
+      new Flavors(stack, "f", { gpu: "A100", account });
+      new FlavorPreference(stack, "p", { choices: [{ gpu: "A100" }], account });
+      return Testing.synth(stack);
+    };
+    expect(build(true)).toBe(build(false));
+  });
+
+  test("another prefix travels to every script as a name only, the destroy side through the triggers", () => {
+    const app = Testing.app();
+    const prod = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_", baseUrl: "https://prod.example.test" });
+    const stack = new TerraformStack(app, "s");
+    new ApiToken(stack, "ci", { name: "ci", account: prod });
+    new Flavors(stack, "f", { gpu: "A100", account: prod });
+    new FlavorPreference(stack, "p", { choices: [{ gpu: "A100" }], account: prod });
+    const json = stackJson(stack);
+    const resource = sync(json);
+    expect(resource.triggers.env_prefix).toBe("GPUCLOUD_PROD_");
+    expect(resource.triggers.base_url).toBe("https://prod.example.test");
+    expect(resource.provisioner[0]["local-exec"].environment.GPUCLOUD_TOKEN_ENV_PREFIX).toBe("GPUCLOUD_PROD_");
+    expect(resource.provisioner[1]["local-exec"].environment.GPUCLOUD_TOKEN_ENV_PREFIX).toBe('${lookup(self.triggers, "env_prefix", "")}');
+    const query = inventoryQuery(json);
+    expect(query[`${resource.triggers.key}.env_prefix`]).toBe("GPUCLOUD_PROD_");
+    expect(query[`${resource.triggers.key}.base_url`]).toBe("https://prod.example.test");
+    for (const [name, data] of Object.entries<any>(json.data.external)) {
+      if (name.startsWith("gpucloud-token-inventory")) continue;
+      expect(data.query.env_prefix).toBe("GPUCLOUD_PROD_");
+      expect(data.query.base_url).toBe("https://prod.example.test");
+    }
+  });
+
+  test("an account created in one stack serves the constructs of another stack", () => {
+    const app = Testing.app();
+    const a = new TerraformStack(app, "a");
+    const b = new TerraformStack(app, "b");
+    const prod = new GpuCloudAccount(a, "prod", { envPrefix: "PROD_" });
+    new ApiToken(b, "ci", { name: "ci", account: prod });
+    expect(sync(stackJson(b)).triggers.env_prefix).toBe("PROD_");
+  });
+
+  test.each(["gpucloud_prod_", "GPUCLOUD_PROD", "GPUCLOUD-PROD_", "1PROD_", "", "GPUCLOUD_TOKEN_"])(
+    'envPrefix %j is a synth error naming the construct path',
+    (envPrefix) => {
+      const app = Testing.app();
+      const stack = new TerraformStack(app, "s");
+      expect(() => new GpuCloudAccount(stack, "prod", { envPrefix })).toThrow(/^GpuCloudAccount "s\/prod": envPrefix /);
+    },
+  );
+
+  test("a baseUrl with credentials is refused, naming the account's variables", () => {
+    const app = Testing.app();
+    expect(() => new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_", baseUrl: "https://u:p@x.test" })).toThrow(
+      /GpuCloudAccount "prod": baseUrl must not contain credentials.*GPUCLOUD_PROD_USERNAME\/GPUCLOUD_PROD_PASSWORD or GPUCLOUD_PROD_API_TOKEN/,
+    );
+  });
+
+  test.each([
+    ["ApiToken", (s: TerraformStack, account: GpuCloudAccount) => new ApiToken(s, "c", { name: "n", account, baseUrl: "https://x.test" })],
+    ["Flavors", (s: TerraformStack, account: GpuCloudAccount) => new Flavors(s, "c", { account, baseUrl: "https://x.test" })],
+    [
+      "FlavorPreference",
+      (s: TerraformStack, account: GpuCloudAccount) => new FlavorPreference(s, "c", { choices: [{}], account, baseUrl: "https://x.test" }),
+    ],
+  ])("%s with both account and baseUrl is a synth error saying to put baseUrl on the account", (kind, make) => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const account = new GpuCloudAccount(app, "prod", { envPrefix: "PROD_" });
+    expect(() => make(stack, account)).toThrow(new RegExp(`^${kind} "s/c": both account and baseUrl are given: put baseUrl on the GpuCloudAccount "prod"`));
+  });
+
+  describe("app-wide name check", () => {
+    test("the same literal name on one account in two stacks fails, naming both paths", () => {
+      const app = Testing.app();
+      const prod = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_" });
+      new ApiToken(new TerraformStack(app, "staging"), "ci", { name: "ci", account: prod });
+      expect(() => new ApiToken(new TerraformStack(app, "prod-stack"), "ci", { name: "ci", account: prod })).toThrow(
+        /ApiToken "prod-stack\/ci": name "ci" is also the name of ApiToken "staging\/ci": two ApiTokens of one app would manage the same API token \(on the account GPUCLOUD_PROD_\*\)/,
+      );
+    });
+
+    test("two account objects with the same prefix and base URL are one account", () => {
+      const app = Testing.app();
+      const one = new GpuCloudAccount(app, "one", { envPrefix: "PROD_", baseUrl: "https://p.test" });
+      const two = new GpuCloudAccount(app, "two", { envPrefix: "PROD_", baseUrl: "https://p.test" });
+      new ApiToken(new TerraformStack(app, "a"), "ci", { name: "x", previousNames: ["ci"], account: one });
+      expect(() => new ApiToken(new TerraformStack(app, "b"), "ci", { name: "ci", account: two })).toThrow(
+        /ApiToken "b\/ci": name "ci" is also a previous name of ApiToken "a\/ci"/,
+      );
+    });
+
+    test("different accounts (prefix or literal base URL) may each have a token of that name, in one stack or two", () => {
+      const app = new App({ outdir: Testing.app().outdir });
+      const staging = new GpuCloudAccount(app, "staging", { envPrefix: "GPUCLOUD_STAGING_" });
+      const prod = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_" });
+      const other = new GpuCloudAccount(app, "other", { envPrefix: "GPUCLOUD_PROD_", baseUrl: "https://other.test" });
+      const one = new TerraformStack(app, "one");
+      new ApiToken(one, "default", { name: "ci" });
+      new ApiToken(one, "staging", { name: "ci", account: staging });
+      new ApiToken(one, "prod", { name: "ci", account: prod });
+      expect(() => new ApiToken(new TerraformStack(app, "two"), "other", { name: "ci", account: other })).not.toThrow();
+      expect(Object.keys(inventoryQuery(stackJson(one))).filter((k) => k.endsWith(".name"))).toHaveLength(3);
+    });
+  });
+});
