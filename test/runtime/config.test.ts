@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from "../../src/shared/config";
+import { ConfigError, loadConfig, secretValues } from "../../src/shared/config";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { parseQuery } from "../../src/runtime/main";
 
@@ -90,5 +90,50 @@ describe("parseQuery", () => {
     ['{"n":1}', /query\.n must be a string/],
   ])("rejects %s", (text, message) => {
     expect(() => parseQuery(text)).toThrow(message);
+  });
+});
+
+describe("accounts (environment prefixes)", () => {
+  const PROD = { GPUCLOUD_PROD_BASE_URL: "http://127.0.0.1:2", GPUCLOUD_PROD_USERNAME: "prod-user", GPUCLOUD_PROD_PASSWORD: "prod-pw-1" };
+
+  test("an account reads its own variables, never the default account's", () => {
+    const config = loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "default-token", ...PROD }, undefined, "GPUCLOUD_PROD_");
+    expect(config.baseUrl).toBe("http://127.0.0.1:2");
+    expect(config.credentials).toEqual({ username: "prod-user", password: "prod-pw-1" });
+    expect(config.credentialSource).toBe("GPUCLOUD_PROD_USERNAME and GPUCLOUD_PROD_PASSWORD");
+  });
+
+  test("missing variables are named for that account only", () => {
+    const env = { ...BASE, GPUCLOUD_API_TOKEN: "default-token", GPUCLOUD_PROD_BASE_URL: "http://127.0.0.1:2" };
+    let message = "";
+    try {
+      loadConfig(env, undefined, "GPUCLOUD_PROD_");
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/^no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD \(plain text\) or GPUCLOUD_PROD_PASSWORD_MD5/);
+    expect(message).not.toMatch(/GPUCLOUD_(API_TOKEN|USERNAME|PASSWORD)/);
+    expect(() => loadConfig({ GPUCLOUD_PROD_API_TOKEN: "t-1234" }, undefined, "GPUCLOUD_PROD_")).toThrow(
+      /^no API address: set GPUCLOUD_PROD_BASE_URL in the environment/,
+    );
+  });
+
+  test("a malformed prefix from a tampered configuration is refused", () => {
+    expect(() => loadConfig({ ...PROD }, undefined, "gpucloud_prod_")).toThrow(ConfigError);
+    expect(() => loadConfig({ ...PROD }, undefined, "GPUCLOUD_TOKEN_")).toThrow(ConfigError);
+  });
+
+  test("every account's secrets are redacted, used in this run or not", () => {
+    const env = {
+      GPUCLOUD_PASSWORD: "default-pw-1",
+      GPUCLOUD_PROD_PASSWORD: "prod-pw-22",
+      GPUCLOUD_PROD_PASSWORD_MD5: "0123456789abcdef0123456789abcdef",
+      STAGING_API_TOKEN: "staging-token-333",
+      GPUCLOUD_PROD_USERNAME: "prod-user",
+    };
+    const redactor = new Redactor(secretValues(env));
+    const line = redactor.redact("default-pw-1 prod-pw-22 0123456789abcdef0123456789abcdef staging-token-333 prod-user");
+    expect(line).toBe("[redacted] [redacted] [redacted] [redacted] prod-user");
   });
 });
