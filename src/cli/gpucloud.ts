@@ -6,12 +6,12 @@
  */
 import { parseArgs } from "node:util";
 import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
-import { secretValues } from "../shared/config";
+import { ConfigError, envPrefixOf, secretValues } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { fetchCatalog } from "../shared/flavor-catalog";
 import { normalizeFlavor } from "../shared/flavor-query";
 import { createOutput, Redactor } from "../shared/output";
-import { CredentialEnv } from "../runtime/protocol";
+import { CredentialEnv, DEFAULT_ENV_PREFIX } from "../runtime/protocol";
 import { flavorTable } from "./flavor-table";
 
 const HELP = `Usage: gpucloud flavors [options]
@@ -34,13 +34,17 @@ Options (repeat --region and --gpu to accept several):
   --no-spot           no spot flavors
   --max-price P       at most P per hour
   --json              print the flavors as JSON (the Flavors construct's field names)
-  --base-url URL      the API's base URL (default: $${CredentialEnv.BASE_URL})
+  --base-url URL      the API's base URL (default: $${CredentialEnv.BASE_URL}, or <PREFIX>BASE_URL)
+  --env-prefix PREFIX read another account's variables, as a GpuCloudAccount with that
+                      envPrefix does: --env-prefix GPUCLOUD_PROD_ reads GPUCLOUD_PROD_BASE_URL,
+                      GPUCLOUD_PROD_API_TOKEN, ... (default: ${DEFAULT_ENV_PREFIX})
   --verbose           print progress (login, retries) on stderr
   -h, --help          print this help
 
 Credentials come from the environment, as for the Terraform scripts:
   ${CredentialEnv.BASE_URL}, and ${CredentialEnv.API_TOKEN}, or ${CredentialEnv.USERNAME} with
-  ${CredentialEnv.PASSWORD} or ${CredentialEnv.PASSWORD_MD5}. They are never printed.
+  ${CredentialEnv.PASSWORD} or ${CredentialEnv.PASSWORD_MD5} (the same names after another
+  --env-prefix). No account's secrets are ever printed.
 
 Exit status: 0 (also when nothing matches: the reason is on stderr), 1 on an error, 2 on bad usage.
 `;
@@ -59,6 +63,7 @@ interface FlavorsCommand {
   readonly json: boolean;
   readonly verbose: boolean;
   readonly baseUrl?: string;
+  readonly envPrefix: string;
 }
 
 /** Runs the CLI and returns the exit code. Never throws; every line it prints is redacted. */
@@ -92,7 +97,7 @@ export async function runCli(io: CliIo): Promise<number> {
 async function listFlavors(cmd: FlavorsCommand, io: CliIo, redactor: Redactor): Promise<number> {
   const out = createOutput(cmd.verbose ? io.writeStderr : () => undefined, redactor);
   const ctx: RuntimeContext = { env: io.env, cwd: process.cwd(), out };
-  const groups = await withClient(ctx, cmd.baseUrl, (client) => fetchCatalog(client, [cmd.filter]));
+  const groups = await withClient(ctx, cmd.baseUrl, (client) => fetchCatalog(client, [cmd.filter]), cmd.envPrefix);
   const matches = selectFlavors(groups, cmd.filter);
   if (cmd.json) {
     io.writeStdout(redactor.redact(`${JSON.stringify(matches.map(normalizeFlavor), null, 2)}\n`));
@@ -126,6 +131,7 @@ function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
         "max-price": { type: "string" },
         json: { type: "boolean" },
         "base-url": { type: "string" },
+        "env-prefix": { type: "string" },
         verbose: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -165,7 +171,14 @@ function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
     spot: values.spot ? true : values["no-spot"] ? false : undefined,
     maxPricePerHour,
   };
-  return { filter, json: values.json === true, verbose: values.verbose === true, baseUrl: values["base-url"] };
+  let envPrefix: string;
+  try {
+    envPrefix = envPrefixOf(values["env-prefix"]);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new UsageError(`--env-prefix: ${err.message}`);
+  }
+  return { filter, json: values.json === true, verbose: values.verbose === true, baseUrl: values["base-url"], envPrefix };
 }
 
 if (require.main === module) {

@@ -137,4 +137,36 @@ describe("gpucloud CLI", () => {
     const verbose = await run(["flavors", "--verbose", "--gpu", "L40S"]);
     expect(verbose.stderr).toContain("credentials from GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD");
   });
+
+  test("--env-prefix reads another account's variables, and its secrets are never printed", async () => {
+    const prodPassword = "cli-prod-password-5c3a";
+    const prod = await startEmulator({ users: [{ username: "prod-user", password: prodPassword }] });
+    try {
+      const prodEnv = { GPUCLOUD_PROD_BASE_URL: prod.url, GPUCLOUD_PROD_USERNAME: "prod-user", GPUCLOUD_PROD_PASSWORD: prodPassword };
+      const ran = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_", "--verbose", "--gpu", "L40S"], prodEnv);
+      expect(ran.code).toBe(0);
+      expect(ran.stderr).toContain("credentials from GPUCLOUD_PROD_USERNAME and GPUCLOUD_PROD_PASSWORD");
+      expect(ran.stderr).toContain("logged in as prod-user");
+      expect(prod.stats().logins).toBe(1);
+
+      // A wrong password of that account: named by variable, its value hidden, like the default account's.
+      const wrong = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_", "--verbose"], {
+        ...prodEnv,
+        GPUCLOUD_PROD_PASSWORD: `${prodPassword}-wrong`,
+      });
+      expect(wrong.code).toBe(1);
+      expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(prodPassword);
+
+      const missing = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_"], { GPUCLOUD_PROD_BASE_URL: prod.url });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD");
+
+      const bad = await run(["flavors", "--env-prefix", "prod"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--env-prefix: the account's environment prefix must be upper-case letters");
+      for (const text of [ran, wrong, missing].flatMap((r) => [r.stdout, r.stderr])) expect(text).not.toContain(prodPassword);
+    } finally {
+      await prod.close();
+    }
+  });
 });
