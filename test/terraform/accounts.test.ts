@@ -1,0 +1,139 @@
+/**
+ * Several GPU cloud accounts in one stack, under real Terraform (offline, through the provider
+ * doubles), each account an emulator of its own: the default account (GPUCLOUD_*) and
+ * `GPUCLOUD_PROD_*`. Runs on both flavours (npm run test:cdktn maps ../../src to lib-cdktn).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { ApiToken, GpuCloudAccount } from "../../src";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles, type CommandResult } from "../support/terraform";
+
+const STAGING = { username: "staging-bot", password: "staging-password-6d1e" };
+const PROD = { username: "prod-bot", password: "prod-password-93fa-secret" };
+const STACK = "two-accounts";
+
+describeWithTerraform("two accounts in one stack, under real Terraform", () => {
+  let staging: RunningEmulator;
+  let prod: RunningEmulator;
+  let doubles: ProviderDoubles;
+  let outdir: string;
+  let stackDir: string;
+  let tf: TerraformRunner;
+  /** Every line Terraform printed in this suite, to look for the second account's secrets. */
+  const printed: string[] = [];
+  const keep = <T extends CommandResult>(res: T): T => {
+    printed.push(res.stdout, res.stderr);
+    return res;
+  };
+
+  const env = (over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    ...process.env,
+    GPUCLOUD_BASE_URL: staging.url,
+    GPUCLOUD_USERNAME: STAGING.username,
+    GPUCLOUD_PASSWORD: STAGING.password,
+    GPUCLOUD_PROD_BASE_URL: prod.url,
+    GPUCLOUD_PROD_USERNAME: PROD.username,
+    GPUCLOUD_PROD_PASSWORD: PROD.password,
+    GPUCLOUD_TIMEOUT_SECONDS: "30",
+    ...over,
+  });
+
+  /** The stack; `moverOnProd` moves the ApiToken "mover" from the default account to prod. */
+  function synth(moverOnProd: boolean): void {
+    const app = new App({ outdir });
+    const prodAccount = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_" });
+    const stack = new TerraformStack(app, STACK);
+    new LocalBackend(stack, { path: "terraform.tfstate" });
+    const stagingCi = new ApiToken(stack, "staging-ci", { name: "ci", description: "staging CI" });
+    const prodCi = new ApiToken(stack, "prod-ci", { name: "ci", description: "prod CI", account: prodAccount });
+    new ApiToken(stack, "prod-deploy", { name: "deploy", account: prodAccount });
+    new ApiToken(stack, "mover", { name: "mover", account: moverOnProd ? prodAccount : undefined });
+    new TerraformOutput(stack, "staging_ci_id", { value: stagingCi.tokenId });
+    new TerraformOutput(stack, "prod_ci_id", { value: prodCi.tokenId });
+    app.synth();
+  }
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    staging = await startEmulator({ users: [STAGING] });
+    prod = await startEmulator({ users: [PROD] });
+    doubles = await startProviderDoubles();
+    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-accounts-"));
+    synth(false);
+    stackDir = path.join(outdir, "stacks", STACK);
+    tf = new TerraformRunner(stackDir, { doubles, env: env() });
+    await tf.init({ check: true });
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await staging?.close();
+    await prod?.close();
+    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
+  });
+
+  test("a token of the same name on each account: two tokens, each on its own account", async () => {
+    const apply = keep(await tf.apply());
+    expect(apply.stderr).toBe("");
+    expect(apply.exitCode).toBe(0);
+    const stagingCi = staging.tokens().filter((t) => t.name === "ci");
+    const prodCi = prod.tokens().filter((t) => t.name === "ci");
+    expect(stagingCi).toEqual([expect.objectContaining({ description: "staging CI" })]);
+    expect(prodCi).toEqual([expect.objectContaining({ description: "prod CI" })]);
+    expect(prod.tokens().map((t) => t.name).sort()).toEqual(["ci", "deploy"]);
+    expect(staging.tokens().map((t) => t.name).sort()).toEqual(["ci", "mover"]);
+    const outputs = await tf.output();
+    expect(outputs.staging_ci_id.value).toBe(stagingCi[0].id);
+    expect(outputs.prod_ci_id.value).toBe(prodCi[0].id);
+  });
+
+  test("the steady plan has no changes and logs in once per account", async () => {
+    staging.resetStats();
+    prod.resetStats();
+    const plan = keep(await tf.plan({ detailedExitCode: true }));
+    expect(plan.exitCode).toBe(0);
+    expect(staging.stats().logins).toBe(1);
+    expect(prod.stats().logins).toBe(1);
+    expect(staging.stats().tokenWrites + prod.stats().tokenWrites).toBe(0);
+  });
+
+  test("a missing variable of one account fails the plan naming exactly that account's variables", async () => {
+    const missing = new TerraformRunner(stackDir, { doubles, env: env({ GPUCLOUD_PROD_USERNAME: "", GPUCLOUD_PROD_PASSWORD: "" }) });
+    const plan = keep(await missing.plan({}));
+    expect(plan.exitCode).toBe(1);
+    const stderr = plan.stderr.replace(/[\s│]+/g, " ");
+    const error = /gpucloud: error: (.*?) State:/.exec(stderr)?.[1];
+    expect(error).toBe(
+      "token-inventory: no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD " +
+        "(plain text) or GPUCLOUD_PROD_PASSWORD_MD5 (its md5 hex), in the environment of the process that runs terraform",
+    );
+  });
+
+  test("moving an ApiToken to another account creates it there and warns that the old token stays active", async () => {
+    const old = staging.tokens().find((t) => t.name === "mover")!;
+    synth(true);
+    const apply = keep(await tf.apply());
+    expect(apply.exitCode).toBe(0);
+    expect(prod.tokens().filter((t) => t.name === "mover")).toHaveLength(1);
+    expect(staging.tokens().find((t) => t.id === old.id)?.name).toBe("mover");
+    const log = apply.stdout.replace(/\s+/g, " ");
+    expect(log).toContain(`API token "mover" (id ${old.id}) was released on another account or API address than this one (account GPUCLOUD_PROD_*)`);
+    expect(log).toContain(`"mover" (id ${old.id}) stays ACTIVE on the other`);
+    expect(keep(await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("the second account's password is in no line Terraform printed (TF_LOG=trace included) and not in the state", async () => {
+    const traced = new TerraformRunner(stackDir, { doubles, env: env({ TF_LOG: "trace" }) });
+    const plan = keep(await traced.plan({ detailedExitCode: true }));
+    expect(plan.exitCode).toBe(0);
+    expect(plan.stderr.length).toBeGreaterThan(10_000); // the trace log was there to look at
+    const all = printed.join("\n");
+    expect(all).toContain("GPUCLOUD_PROD_");
+    expect(all).not.toContain(PROD.password);
+    expect(all).not.toContain(STAGING.password);
+    expect(readFileSync(path.join(stackDir, "terraform.tfstate"), "utf8")).not.toContain(PROD.password);
+    expect(readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8")).not.toContain(PROD.password);
+  });
+});
