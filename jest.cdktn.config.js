@@ -15,5 +15,5 @@ module.exports = {
   },
   setupFiles: ["<rootDir>/test/support/cdktn-flavour-check.js"],
   // cdktf-cli runs the bundled example (build/examples/main.js), which the mapping cannot reach.
-  testPathIgnorePatterns: ["/node_modules/", "/test/terraform/cdktf-cli\\.test\\.ts$"],
+  testPathIgnorePatterns: ["/node_modules/", "/test/terraform/cdktf-cli(\\.[a-z-]+)?\\.test\\.ts$"],
 };
