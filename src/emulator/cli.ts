@@ -14,8 +14,9 @@ Serves an in-memory GPU cloud API (login, flavors, API tokens) for tests and dem
 Options:
   --host H              address to listen on (default 127.0.0.1; keep it on loopback)
   --port N              port, 0 = a random free port (default 0)
-  --user NAME:PASSWORD  an account that can log in; repeatable. Puts the password in the
-                        process list: for throwaway test passwords only.
+  --user NAME:PASSWORD  an account that can log in; repeatable, each user its own account
+                        (its own API tokens). Puts the password in the process list: for
+                        throwaway test passwords only.
   --access-ttl SECONDS  access token lifetime (default 1800)
   --refresh-ttl SECONDS refresh token lifetime (default 7200)
   --latency MS          delay added to every API response (default 0)
@@ -24,9 +25,11 @@ Options:
   --verbose             print one line per request (method, path, status, duration)
   --help                print this help
 
-Accounts: --user if given; else GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD from the environment
-(the variables the Terraform scripts read; both must be set); else the demo account
-demo:demo-password, which the startup lines name.
+Accounts: --user if given; else from the environment, the variables the Terraform scripts
+read: GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD, and for each other account prefix
+GPUCLOUD_<NAME>_ (a GpuCloudAccount's envPrefix) GPUCLOUD_<NAME>_USERNAME and
+GPUCLOUD_<NAME>_PASSWORD, each pair its own account (both of a pair must be set); else the
+demo account demo:demo-password, which the startup lines name.
 
 Control surface (not part of the API; no authentication, keep it on loopback):
   GET    /_emulator/state                 tokens (with values), request statistics, faults
@@ -61,25 +64,45 @@ function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_I
 }
 
 /**
- * The account the Terraform scripts will log in with, without a password on a command line.
- * Half of it is an error, not a reason to fall back to the demo account: the scripts would then
- * fail to log in with a confusing 401 instead of this message.
+ * The accounts the Terraform scripts will log in with, without a password on a command line:
+ * GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD, and GPUCLOUD_<NAME>_USERNAME/GPUCLOUD_<NAME>_PASSWORD for
+ * every other prefix that has a username or a password, each its own account. Half of a pair is
+ * an error, not a reason to fall back to the demo account: the scripts would then fail to log in
+ * with a confusing 401 instead of this message.
  */
-function accountFromEnv(env: NodeJS.ProcessEnv): EmulatorUser | undefined {
-  const username = env.GPUCLOUD_USERNAME ?? "";
-  const password = env.GPUCLOUD_PASSWORD ?? "";
+function accountsFromEnv(env: NodeJS.ProcessEnv): EmulatorUser[] {
+  const prefixes = new Set<string>(["GPUCLOUD_"]);
+  for (const name of Object.keys(env)) {
+    const m = /^(GPUCLOUD_(?:[A-Z0-9_]*_)?)(?:USERNAME|PASSWORD)$/.exec(name);
+    if (m && env[name]) prefixes.add(m[1]);
+  }
+  const users: EmulatorUser[] = [];
+  for (const prefix of prefixes) {
+    const user = accountFromEnv(env, prefix);
+    if (!user) continue;
+    const twice = users.find((u) => u.username === user.username);
+    if (twice) throw new UsageError(`${prefix}USERNAME names the user "${user.username}" of another account too (${twice.account}USERNAME): give each account its own user`);
+    users.push(user);
+  }
+  return users;
+}
+
+function accountFromEnv(env: NodeJS.ProcessEnv, prefix: string): EmulatorUser | undefined {
+  const [U, P, M] = [`${prefix}USERNAME`, `${prefix}PASSWORD`, `${prefix}PASSWORD_MD5`];
+  const username = env[U] ?? "";
+  const password = env[P] ?? "";
   if (username === "" && password === "") {
-    if (env.GPUCLOUD_PASSWORD_MD5) {
-      throw new UsageError("GPUCLOUD_PASSWORD_MD5 is set without GPUCLOUD_USERNAME: set GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD (the emulator needs the plain password), or pass --user");
+    if (env[M]) {
+      throw new UsageError(`${M} is set without ${U}: set ${U} and ${P} (the emulator needs the plain password), or pass --user`);
     }
     return undefined;
   }
-  if (username === "") throw new UsageError("GPUCLOUD_PASSWORD is set but GPUCLOUD_USERNAME is not: set both, or pass --user NAME:PASSWORD");
+  if (username === "") throw new UsageError(`${P} is set but ${U} is not: set both, or pass --user NAME:PASSWORD`);
   if (password === "") {
-    const md5 = env.GPUCLOUD_PASSWORD_MD5 ? " (GPUCLOUD_PASSWORD_MD5 is not enough: the emulator needs the plain password)" : "";
-    throw new UsageError(`GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not${md5}: set both, or pass --user NAME:PASSWORD`);
+    const md5 = env[M] ? ` (${M} is not enough: the emulator needs the plain password)` : "";
+    throw new UsageError(`${U} is set but ${P} is not${md5}: set both, or pass --user NAME:PASSWORD`);
   }
-  return { username, password };
+  return { username, password, account: prefix };
 }
 
 /** Parses the command line; throws UsageError on anything it does not understand. */
@@ -126,7 +149,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
         if (colon <= 0 || colon === spec.length - 1) throw new UsageError("--user must be NAME:PASSWORD");
         const username = spec.slice(0, colon);
         if (users.some((u) => u.username === username)) throw new UsageError(`--user ${username} given twice`);
-        users.push({ username, password: spec.slice(colon + 1) });
+        users.push({ username, password: spec.slice(colon + 1), account: username });
         break;
       }
       case "--access-ttl":
@@ -148,17 +171,16 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
         throw new UsageError(`unknown argument "${flag}"`);
     }
   }
-  if (users.length === 0) {
-    const fromEnv = accountFromEnv(env);
-    if (fromEnv) users.push(fromEnv);
-  }
+  if (users.length === 0) users.push(...accountsFromEnv(env));
+  // One user is the shared account, as always; several are one account each.
+  const accounts = users.length > 1 ? users : users.map(({ account: _account, ...user }) => user);
   return {
     help,
     verbose,
     options: {
       ...(host !== undefined && { host }),
       ...(port !== undefined && { port }),
-      ...(users.length > 0 && { users }),
+      ...(accounts.length > 0 && { users: accounts }),
       ...(accessTokenTtlSeconds !== undefined && { accessTokenTtlSeconds }),
       ...(refreshTokenTtlSeconds !== undefined && { refreshTokenTtlSeconds }),
       ...(latencyMs !== undefined && { faults: { latencyMs } }),
@@ -196,7 +218,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   }
   io.out(`gpucloud emulator listening on ${emulator.url}`);
   const users = parsed.options.users;
-  io.out(users ? `users: ${users.map((u) => u.username).join(", ")}` : "users: demo (the built-in demo account: no --user, no GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD; see --help)");
+  io.out(users ? `users: ${users.map((u) => u.username).join(", ")}${users.length > 1 ? " (each its own account)" : ""}` : "users: demo (the built-in demo account: no --user, no GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD; see --help)");
 
   await new Promise<void>((resolve) => {
     if (io.signal) {

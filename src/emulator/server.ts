@@ -27,7 +27,9 @@
  *   deleted outside the API (test hook or control surface). Each authenticated use sets
  *   `last_used` to now. A `refresh-token` header sent along with an API token is ignored. A
  *   refresh token used as the bearer is rejected.
- * - All users share one account: every user sees and manages the same API tokens.
+ * - Users share one account (every user sees and manages the same API tokens) unless they are
+ *   given accounts (EmulatorUser.account): then a user sees and manages its account's tokens only;
+ *   another account's token id is 404, and an API token works on the account that made it.
  * - API token ids are opaque: `tok_` + 16 hex characters.
  * - Token names: required string, 1 to 50 Unicode code points, not only whitespace, stored as
  *   given (not trimmed; the `storeNames` option makes it trim or lower-case them, as some
@@ -219,6 +221,8 @@ function intParam(query: URLSearchParams, name: string, min: number): number | u
 }
 
 interface StoredToken {
+  /** "" for the shared account. */
+  account: string;
   id: string;
   name: string;
   description: string;
@@ -300,7 +304,7 @@ class Emulator {
   // ---- test hooks -------------------------------------------------------------------------
 
   tokens(): EmulatorTokenRecord[] {
-    return [...this.store.values()].map((t) => ({ ...t }));
+    return [...this.store.values()].map(tokenRecord);
   }
 
   stats(): EmulatorStats {
@@ -334,18 +338,20 @@ class Emulator {
     const name = checkName(input.name);
     const description = checkDescription(input.description) ?? "";
     const createdAt = input.createdAt ?? this.nowSeconds();
+    const account = input.account ?? "";
+    if (typeof account !== "string") throw new HttpError(400, "account must be a string");
     if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) {
       throw new HttpError(400, "createdAt must be an integer >= 0 (Unix seconds)");
     }
-    return { ...this.createToken(name, description, createdAt) };
+    return tokenRecord(this.createToken(account, name, description, createdAt));
   }
 
-  private createToken(name: string, description: string, createdAt: number): StoredToken {
+  private createToken(account: string, name: string, description: string, createdAt: number): StoredToken {
     let id: string;
     do id = `tok_${randomHex(8)}`;
     while (this.store.has(id));
     const token = this.signer.sign({ typ: "api", tid: id, iat: createdAt, jti: randomHex(16) });
-    const stored: StoredToken = { id, name, description, token, created_at: createdAt, last_used: 0 };
+    const stored: StoredToken = { account, id, name, description, token, created_at: createdAt, last_used: 0 };
     this.store.set(id, stored);
     return stored;
   }
@@ -384,16 +390,16 @@ class Emulator {
       }
       if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
       if (route.template === "/authenticate/login") return { reply: this.login(parseJsonObject(body.text)) };
-      this.authenticate(req);
+      const account = this.authenticate(req);
       switch (`${method} ${route.template}`) {
         case "GET /flavors":
           return { reply: this.listFlavors(url.searchParams) };
         case "GET /api-tokens":
-          return { reply: this.listTokens(url.searchParams) };
+          return { reply: this.listTokens(url.searchParams, account) };
         case "POST /api-tokens":
-          return this.create(parseJsonObject(body.text));
+          return this.create(parseJsonObject(body.text), account);
         default: // PUT /api-tokens/{id}, the only route left
-          return { reply: this.update(param ?? "", parseJsonObject(body.text)) };
+          return { reply: this.update(param ?? "", parseJsonObject(body.text), account) };
       }
     } catch (e) {
       if (e instanceof HttpError) return { reply: errorReply(e) };
@@ -423,7 +429,8 @@ class Emulator {
     });
   }
 
-  private authenticate(req: http.IncomingMessage): void {
+  /** Checks the request's credentials; returns the account they act on. */
+  private authenticate(req: http.IncomingMessage): string {
     const header = req.headers.authorization;
     if (!header) throw unauthorized("missing Authorization header (expected Bearer <token>)");
     const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
@@ -435,7 +442,7 @@ class Emulator {
       const stored = typeof claims.tid === "string" ? this.store.get(claims.tid) : undefined;
       if (!stored || !safeEqual(m[1], stored.token)) throw unauthorized("API token is invalid or has been deleted");
       stored.last_used = nowSec;
-      return;
+      return stored.account;
     }
     if (claims.typ === "refresh") throw unauthorized("a refresh token cannot be used as the bearer token");
     if (claims.typ !== "access" || typeof claims.sub !== "string" || typeof claims.exp !== "number") {
@@ -452,7 +459,9 @@ class Emulator {
     }
     if (nowSec >= refresh.exp) throw unauthorized("refresh token expired");
     if (refresh.sub !== claims.sub) throw unauthorized("refresh token does not belong to the access token's user");
-    if (!this.users.has(claims.sub)) throw unauthorized("unknown user");
+    const user = this.users.get(claims.sub);
+    if (!user) throw unauthorized("unknown user");
+    return user.account ?? "";
   }
 
   private listFlavors(query: URLSearchParams): Reply {
@@ -473,10 +482,10 @@ class Emulator {
     return name;
   }
 
-  private create(body: Record<string, unknown>): { reply: Reply; created: StoredToken } {
+  private create(body: Record<string, unknown>, account: string): { reply: Reply; created: StoredToken } {
     const name = this.storedName(checkName(body.name));
     const description = checkDescription(body.description) ?? "";
-    const t = this.createToken(name, description, this.nowSeconds());
+    const t = this.createToken(account, name, description, this.nowSeconds());
     this.stat.tokenWrites += 1;
     return { reply: envelope(200, "API token created", writeView(t)), created: t };
   }
@@ -502,10 +511,11 @@ class Emulator {
     return oldest?.id;
   }
 
-  private update(id: string, body: Record<string, unknown>): Reply {
+  private update(id: string, body: Record<string, unknown>, account: string): Reply {
     const name = this.storedName(checkName(body.name));
     const description = checkDescription(body.description);
-    const stored = this.store.get(id);
+    const found = this.store.get(id);
+    const stored = found?.account === account ? found : undefined;
     if (!stored) throw new HttpError(404, `API token ${JSON.stringify(id.slice(0, 80))} not found`);
     stored.name = name;
     if (description !== undefined) stored.description = description;
@@ -513,7 +523,7 @@ class Emulator {
     return envelope(200, "API token updated", writeView(stored));
   }
 
-  private listTokens(params: URLSearchParams): Reply {
+  private listTokens(params: URLSearchParams, account: string): Reply {
     const query = new URLSearchParams(params); // faults may drop parameters; the log shows what was sent
     const f = this.faults.config;
     if (f.rejectSortParams && (query.has("sortField") || query.has("sortOrder"))) {
@@ -537,7 +547,7 @@ class Emulator {
     if (rawOrder !== "asc" && rawOrder !== "desc") throw new HttpError(400, 'sortOrder must be "asc" or "desc"');
     const sign = rawOrder === "asc" ? 1 : -1;
     const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
-    const all = [...this.store.values()].sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
+    const all = [...this.store.values()].filter((t) => t.account === account).sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
     const page = all.slice(offset, offset + limit).map((t) => ({ ...writeView(t), last_used: t.last_used }));
     return envelope(200, "API tokens retrieved", page, { total: all.length });
   }
@@ -580,6 +590,12 @@ class Emulator {
       throw e;
     }
   }
+}
+
+/** A token as the test hooks return it: a copy, its account named only when it is not the shared one. */
+function tokenRecord(t: StoredToken): EmulatorTokenRecord {
+  const { account, ...rest } = t;
+  return account === "" ? { ...rest } : { account, ...rest };
 }
 
 /** The token as create and update return it (no last_used). */

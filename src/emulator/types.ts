@@ -51,6 +51,11 @@ export interface EmulatorUser {
   readonly password: string;
   /** Returned by login; defaults to `<username>@example.test`. */
   readonly email?: string;
+  /**
+   * The account the user belongs to: users of one account see and manage the same API tokens,
+   * and never another account's. Users without one share one account.
+   */
+  readonly account?: string;
 }
 
 /** Injected failures. Every field is optional; `{}` means none. */
@@ -140,6 +145,8 @@ export const STORE_NAMES: readonly StoreNames[] = ["as-given", "trimmed", "lower
 
 /** An API token as the emulator stores it (plain data, a copy). */
 export interface EmulatorTokenRecord {
+  /** The account it belongs to, when not the shared one (see EmulatorUser.account). */
+  readonly account?: string;
   readonly id: string;
   readonly name: string;
   readonly description: string;
@@ -168,6 +175,8 @@ export interface EmulatorStats {
 }
 
 export interface AddTokenInput {
+  /** The account to add it to (see EmulatorUser.account); default: the shared account. */
+  readonly account?: string;
   readonly name: string;
   readonly description?: string;
   /** Creation time in Unix seconds (like `created_at`); default now. */

@@ -20,8 +20,8 @@ describe("parseArgs", () => {
       host: "::1",
       port: 8080,
       users: [
-        { username: "a", password: "p:w" },
-        { username: "b", password: "x" },
+        { username: "a", password: "p:w", account: "a" },
+        { username: "b", password: "x", account: "b" },
       ],
       accessTokenTtlSeconds: 5,
       refreshTokenTtlSeconds: 9,

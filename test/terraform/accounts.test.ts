@@ -137,3 +137,63 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     expect(readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8")).not.toContain(PROD.password);
   });
 });
+
+describeWithTerraform("two accounts on one API address, under real Terraform", () => {
+  const A = { username: "team-a", password: "team-a-password-11", account: "a" };
+  const B = { username: "team-b", password: "team-b-password-22", account: "b" };
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+  let outdir: string;
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [A, B] });
+    doubles = await startProviderDoubles();
+    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-accounts-one-url-"));
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
+  });
+
+  test("the app-wide name check: one literal name on one account in two stacks fails synth naming both paths", () => {
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), "gpucloud-accounts-check-")) });
+    const prod = new GpuCloudAccount(app, "prod-account", { envPrefix: "GPUCLOUD_PROD_" });
+    new ApiToken(new TerraformStack(app, "staging"), "ci", { name: "ci" });
+    new ApiToken(new TerraformStack(app, "prod"), "ci", { name: "ci", account: prod }); // another account: allowed
+    expect(() => new ApiToken(new TerraformStack(app, "prod-2"), "ci", { name: "ci", account: prod })).toThrow(
+      'ApiToken "prod-2/ci": name "ci" is also the name of ApiToken "prod/ci": two ApiTokens of one app would manage the same API token (on the account GPUCLOUD_PROD_*)',
+    );
+  });
+
+  test("a token of one name in each account: two tokens, an empty steady plan with one login per account", async () => {
+    const app = new App({ outdir });
+    const b = new GpuCloudAccount(app, "b", { envPrefix: "GPUCLOUD_B_", baseUrl: emulator.url });
+    const stack = new TerraformStack(app, "one-url");
+    new LocalBackend(stack, { path: "terraform.tfstate" });
+    new ApiToken(stack, "in-a", { name: "shared", baseUrl: emulator.url });
+    new ApiToken(stack, "in-b", { name: "shared", account: b });
+    app.synth();
+    const tf = new TerraformRunner(path.join(outdir, "stacks", "one-url"), {
+      doubles,
+      env: {
+        ...process.env,
+        GPUCLOUD_USERNAME: A.username,
+        GPUCLOUD_PASSWORD: A.password,
+        GPUCLOUD_B_USERNAME: B.username,
+        GPUCLOUD_B_PASSWORD: B.password,
+      },
+    });
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    expect(emulator.tokens().map((t) => [t.account, t.name]).sort()).toEqual([
+      ["a", "shared"],
+      ["b", "shared"],
+    ]);
+    emulator.resetStats();
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+    expect(emulator.stats().logins).toBe(2);
+    expect(emulator.stats().tokenWrites).toBe(0);
+  });
+});
