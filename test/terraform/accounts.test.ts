@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
-import { ApiToken, GpuCloudAccount } from "../../src";
+import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles, type CommandResult } from "../support/terraform";
 
@@ -195,5 +195,26 @@ describeWithTerraform("two accounts on one API address, under real Terraform", (
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
     expect(emulator.stats().logins).toBe(2);
     expect(emulator.stats().tokenWrites).toBe(0);
+  });
+
+  test("Flavors and FlavorPreference read with their account's variables only", async () => {
+    const app = new App({ outdir });
+    const b = new GpuCloudAccount(app, "b", { envPrefix: "GPUCLOUD_B_" });
+    const stack = new TerraformStack(app, "flavors");
+    const gpus = new Flavors(stack, "gpus", { regionId: "norway-east-1", gpu: "H100", spot: false, account: b });
+    const pick = new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100", regionId: "norway-east-1", spot: false }], account: b });
+    new TerraformOutput(stack, "cheapest", { value: gpus.cheapestId });
+    new TerraformOutput(stack, "picked", { value: pick.flavorId });
+    app.synth();
+    // No GPUCLOUD_* account at all: only GPUCLOUD_B_* is there to be read.
+    const tf = new TerraformRunner(path.join(outdir, "stacks", "flavors"), {
+      doubles,
+      env: { ...process.env, GPUCLOUD_B_BASE_URL: emulator.url, GPUCLOUD_B_USERNAME: B.username, GPUCLOUD_B_PASSWORD: B.password },
+    });
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    const outputs = await tf.output();
+    expect(outputs.cheapest.value).toBe("no1-h100x1");
+    expect(outputs.picked.value).toBe("no1-h100x1");
   });
 });
