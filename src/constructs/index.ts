@@ -1,4 +1,4 @@
-export * from "./account";
+export { GpuCloudAccount, type GpuCloudAccountProps } from "./account";
 export * from "./api-token";
 export * from "./flavor-filter-props";
 export * from "./flavors";
