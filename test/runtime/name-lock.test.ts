@@ -46,7 +46,7 @@ describe("name lock: breaking a stale lock", () => {
       otherWaiterBreaksFirst(target);
       return realRm(target, opts);
     });
-    jest.spyOn(fs, "openSync").mockImplementation(((target: FsModule.PathLike, flags?: FsModule.OpenMode, mode?: FsModule.Mode) => {
+    jest.spyOn(fs, "openSync").mockImplementation(((target: FsModule.PathLike, flags: FsModule.OpenMode, mode?: FsModule.Mode) => {
       if (String(target) !== file) otherWaiterBreaksFirst(target);
       return realOpen(target, flags, mode);
     }) as typeof FsModule.openSync);
