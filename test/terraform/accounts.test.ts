@@ -96,6 +96,9 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     expect(plan.exitCode).toBe(0);
     expect(staging.stats().logins).toBe(1);
     expect(prod.stats().logins).toBe(1);
+    // One list walk each (every list here fits on one page).
+    expect(staging.stats().byRoute["GET /api-tokens"]).toBe(1);
+    expect(prod.stats().byRoute["GET /api-tokens"]).toBe(1);
     expect(staging.stats().tokenWrites + prod.stats().tokenWrites).toBe(0);
   });
 
