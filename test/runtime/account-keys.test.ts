@@ -7,10 +7,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import type { RuntimeContext } from "../../src/runtime/context";
+import type { RuntimeContext } from "../../src/shared/context";
 import { accountDigest, apiDigest, readAppliedRecord } from "../../src/runtime/handoff";
 import { nameLockPath } from "../../src/runtime/name-lock";
-import { createOutput, Redactor } from "../../src/runtime/output";
+import { createOutput, Redactor } from "../../src/shared/output";
 import { applyToken, releaseToken } from "../../src/runtime/token-commands";
 
 const A = { username: "keys-a", password: "keys-a-password-1", account: "a" };
