@@ -53,6 +53,15 @@ export interface ApiTokenProps {
    * @default - the default account (GPUCLOUD_* variables)
    */
   readonly account?: GpuCloudAccount;
+  /**
+   * Whether the token's value is kept in the Terraform state (and so in saved plan files and
+   * `terraform show`), where `token` reads it. With `false`, no state or plan file holds the
+   * value: read it through `ephemeralToken` (Terraform >= 1.10), which Terraform passes only to
+   * write-only arguments, provider configuration, provisioners and other ephemeral contexts.
+   * Switching either way changes no token; the next apply adds or removes the value in the state.
+   * @default true
+   */
+  readonly valueInState?: boolean;
 }
 
 /** A destroy-time provisioner may only refer to `self`; a trigger missing from an older state reads as "". */
@@ -81,9 +90,16 @@ export class ApiToken extends Construct {
 
   /** The name, as configured. */
   public readonly name: string;
+  /** Whether the state holds the token's value (the `valueInState` prop). */
+  public readonly valueInState: boolean;
   /** Builds an attribute's reference; see the constructor. */
   private readonly attribute: (field: string, wrap: string) => IResolvable;
   private readonly attributes = new Map<string, IResolvable>();
+  /** The Terraform expression (text) of the token's id; see the constructor. */
+  private readonly idExpression: string;
+  /** Where the token lives, for the ephemeral read: the account's base URL and variable prefix. */
+  private readonly where: { readonly baseUrl?: string; readonly envPrefix?: string };
+  private ephemeral?: IResolvable;
 
   constructor(scope: Construct, id: string, props: ApiTokenProps) {
     super(scope, id);
@@ -93,6 +109,7 @@ export class ApiToken extends Construct {
     ensureExternalProvider(this);
 
     this.name = props.name;
+    this.valueInState = props.valueInState ?? true;
     const manageDescription = props.description !== undefined;
     const previousNames = props.previousNames ?? [];
     const key = this.node.addr;
@@ -105,7 +122,16 @@ export class ApiToken extends Construct {
     const workspace = "${terraform.workspace}";
 
     const inventory = TokenInventory.of(this);
-    inventory.register(this, { key, name: props.name, description: props.description, previousNames, baseUrl: account.baseUrl, envPrefix });
+    inventory.register(this, {
+      key,
+      name: props.name,
+      description: props.description,
+      previousNames,
+      baseUrl: account.baseUrl,
+      envPrefix,
+      valueInState: this.valueInState,
+    });
+    this.where = { baseUrl: account.baseUrl, envPrefix };
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
     // every cdktf token captures a stack trace when created, and a dozen per ApiToken made
     // synthesis three times slower than the same elements declared by hand.
@@ -166,9 +192,12 @@ export class ApiToken extends Construct {
     // In sync: the inventory's value, known at plan time. Being written: the stack's read after
     // the writes. one() of the splat is null while that read has no instance, where [0] would fail.
     const stack = TerraformStack.of(this);
+    const attributeExpression = (field: string) =>
+      `${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${inventoryKey(key, field)}"])`;
+    this.idExpression = attributeExpression(InventoryResultField.ID);
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
-      const value = `${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${inventoryKey(key, field)}"])`;
+      const value = attributeExpression(field);
       return ref(wrap === "tonumber" ? `tonumber(one(compact([${value}])))` : `${wrap}(${value})`, stack);
     };
   }
@@ -183,7 +212,36 @@ export class ApiToken extends Construct {
    * is marked `sensitive: true`.
    */
   public get token(): string {
+    if (!this.valueInState) {
+      throw propError(
+        this,
+        "ApiToken",
+        "token is not available with valueInState: false (the state does not hold the value); use this ApiToken's " +
+          "ephemeralToken instead (Terraform >= 1.10), in a write-only argument, a provider configuration, a provisioner " +
+          "or an ephemeral variable, or set valueInState: true",
+      );
+    }
     return Token.asString(this.cached(InventoryResultField.TOKEN, "sensitive"));
+  }
+
+  /**
+   * The token's value as an ephemeral value (Terraform >= 1.10): read by id at each plan and
+   * apply that needs it, never written to the state or a plan file, and marked sensitive.
+   * Terraform accepts it only in write-only arguments (e.g. `secret_string_wo`), provider
+   * configuration, provisioner and connection blocks, locals, and ephemeral variables and
+   * outputs of modules; anywhere else the plan fails with Terraform's own error. Use it with
+   * `valueInState: false` to keep the value out of the state altogether.
+   *
+   * The first use in a stack adds its one `ephemeral "local_command"` block (hashicorp/local >= 2.7,
+   * declared unless the stack has its own unaliased `local` provider), which reads the values of
+   * all the stack's tokens that use this in one script run, and `required_version >= 1.10.0`.
+   */
+  public get ephemeralToken(): string {
+    if (this.ephemeral === undefined) {
+      const value = TokenInventory.of(this).ephemeralValue(this.node.addr, this.idExpression, this.where);
+      this.ephemeral = ref(value, TerraformStack.of(this));
+    }
+    return Token.asString(this.ephemeral);
   }
 
   /** Creation time as the API reports it (the spec shows neither unit nor epoch). */
@@ -229,4 +287,7 @@ function validateProps(scope: Construct, props: ApiTokenProps): void {
     props.previousNames.forEach((previous, i) => checkTokenName(scope, kind, `previousNames[${i}]`, previous, NAME_MAX_LENGTH));
   }
   checkBaseUrl(scope, kind, props.baseUrl);
+  if (props.valueInState !== undefined && typeof props.valueInState !== "boolean") {
+    throw propError(scope, kind, "valueInState must be true or false");
+  }
 }

@@ -2,8 +2,9 @@ import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
 import { Aspects, TerraformProvider, TerraformStack, type IAspect } from "cdktf";
 import type { IConstruct } from "constructs";
+import { LocalProvider } from "./local-provider";
 
-type ProviderType = "null" | "external";
+type ProviderType = "null" | "external" | "local";
 
 /**
  * cdktf refuses to synthesize a resource whose provider is not declared in the stack. The null
@@ -30,6 +31,7 @@ class DefaultProviders implements IAspect {
     }
     if (this.needed.has("null") && !present.has("null")) new NullProvider(this.stack, "gpucloud-null");
     if (this.needed.has("external") && !present.has("external")) new ExternalProvider(this.stack, "gpucloud-external");
+    if (this.needed.has("local") && !present.has("local")) new LocalProvider(this.stack, "gpucloud-local");
   }
 }
 
@@ -52,4 +54,9 @@ export function ensureNullProvider(scope: IConstruct): void {
 
 export function ensureExternalProvider(scope: IConstruct): void {
   ensureProvider(scope, "external");
+}
+
+/** hashicorp/local, for the ephemeral `local_command` behind `ApiToken.ephemeralToken`. */
+export function ensureLocalProvider(scope: IConstruct): void {
+  ensureProvider(scope, "local");
 }

@@ -9,9 +9,11 @@ import {
   InventoryQueryField,
   InventoryResultField,
   RuntimeCommand,
+  TokenValueField,
   inventoryKey,
 } from "../runtime/protocol";
-import { externalProgram } from "./runtime-script";
+import { ephemeralLocalCommand } from "./ephemeral-command";
+import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown, propError } from "./validation";
 
@@ -26,6 +28,8 @@ interface InventoryEntry {
   readonly baseUrl?: string;
   /** The account's variable prefix; undefined for the default account. */
   readonly envPrefix?: string;
+  /** False: the inventory never returns the token's value. */
+  readonly valueInState: boolean;
 }
 
 const INVENTORY_ID = "gpucloud-token-inventory";
@@ -89,6 +93,10 @@ export class TokenInventory extends Construct {
   /** Literal names and previous names, to refuse two ApiTokens that would fight over one token. */
   /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
   private queryHasComputedValues = false;
+  /** The `token-value` query's fields, as Terraform object items (`"<key>.id" = <expression>`). */
+  private readonly valueQuery: string[] = [];
+  /** The Terraform address of the stack's ephemeral `local_command`, once some token asked for its value. */
+  private valuesAddress?: string;
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -186,9 +194,34 @@ export class TokenInventory extends Construct {
     if (entry.baseUrl !== undefined) {
       this.query[inventoryKey(entry.key, InventoryQueryField.BASE_URL)] = terraformLiteral(entry.baseUrl);
     }
+    // Only when false: the query (and so the plan) of stacks that keep the default stays as it was.
+    if (!entry.valueInState) this.query[inventoryKey(entry.key, InventoryQueryField.VALUE_IN_STATE)] = "false";
     entry.previousNames.forEach((previous, i) => {
       this.query[inventoryKey(entry.key, `${InventoryQueryField.PREVIOUS_PREFIX}${i}`)] = terraformLiteral(previous);
     });
+  }
+
+  /**
+   * The Terraform expression (text) of a token's value as an ephemeral value. The first call adds
+   * the stack's one `ephemeral "local_command"`, which reads the values of every token that asked,
+   * by id, with one script run per plan and per apply.
+   */
+  ephemeralValue(key: string, idExpression: string, where: { readonly baseUrl?: string; readonly envPrefix?: string }): string {
+    this.valueQuery.push(`"${inventoryKey(key, TokenValueField.ID)}" = ${idExpression}`);
+    if (where.baseUrl !== undefined) {
+      // A quoted HCL string: JSON quoting is valid HCL, and terraformLiteral escapes `${`.
+      this.valueQuery.push(`"${inventoryKey(key, TokenValueField.BASE_URL)}" = ${JSON.stringify(terraformLiteral(where.baseUrl))}`);
+    }
+    if (where.envPrefix !== undefined) {
+      this.valueQuery.push(`"${inventoryKey(key, TokenValueField.ENV_PREFIX)}" = ${JSON.stringify(where.envPrefix)}`);
+    }
+    this.valuesAddress ??= ephemeralLocalCommand(this, "values", "gpucloud_token_values", {
+      command: "node",
+      arguments: [`./${runtimeScriptPath(this)}`, RuntimeCommand.TOKEN_VALUE],
+      // Filled as tokens ask; cdktf reads it when it synthesizes.
+      stdin: Lazy.stringValue({ produce: () => `\${jsonencode({${this.valueQuery.join(", ")}})}` }),
+    });
+    return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;
   }
 
   /** The Terraform address of the inventory's result map, for expressions written as text. */

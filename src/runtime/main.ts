@@ -14,6 +14,7 @@ import { preferFlavor } from "./preference-command";
 import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
 import { applyToken, errorMessage, readToken, releaseToken } from "./token-commands";
 import { tokenInventory } from "./token-inventory";
+import { tokenValues } from "./token-value";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
@@ -21,6 +22,8 @@ const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<stri
   [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
   [RuntimeCommand.TOKEN_INVENTORY]: tokenInventory,
   [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
+  // Run by the ephemeral local_command, which passes stdin and reads stdout as `external` does.
+  [RuntimeCommand.TOKEN_VALUE]: tokenValues,
 };
 
 /** Commands run as `local-exec` provisioners: inputs in the environment, progress on stdout. */

@@ -33,6 +33,14 @@ export const RuntimeCommand = {
    * inventory replaced it); kept as the smallest token read, for `npm run bench:script` and by hand.
    */
   TOKEN_READ: "token-read",
+  /**
+   * `ephemeral "local_command"` (hashicorp/local >= 2.7), one per stack, at plan and at apply:
+   * the values of the tokens whose `ephemeralToken` is used, by id, from one login and one list
+   * walk per base URL (query on stdin and result on stdout as for `token-inventory`, see
+   * {@link TokenValueField}). The values reach Terraform only as ephemeral values, never the
+   * state or a plan file.
+   */
+  TOKEN_VALUE: "token-value",
   /** local-exec, creation time: adopt, create, rename or update the token. */
   TOKEN_APPLY: "token-apply",
   /** local-exec, destroy time: hand the token to a replacement, or warn that it stays active. */
@@ -137,6 +145,11 @@ export const InventoryQueryField = {
   ENV_PREFIX: "env_prefix",
   /** `previous.0`, `previous.1`, ...: the names to rename from, in order of preference. */
   PREVIOUS_PREFIX: "previous.",
+  /**
+   * "false" when the construct keeps the value out of the state (`valueInState: false`): the
+   * token's `token` result field is then always "". Absent means "true".
+   */
+  VALUE_IN_STATE: "value_in_state",
 } as const;
 
 /** Per managed token; all strings; "" where there is no such token. */
@@ -161,6 +174,20 @@ export interface TokenQuery {
   /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
   readonly base_url?: string;
 }
+
+/**
+ * Query of `token-value` (stdin of the ephemeral `local_command`, one flat JSON object of strings):
+ * `<token key>.id` (not a secret) and, when the construct sets one, `<token key>.base_url`. The
+ * result (stdout, one JSON object, decoded by the constructs with jsondecode()) maps each token
+ * key to the token's value.
+ */
+export const TokenValueField = {
+  ID: "id",
+  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
+  BASE_URL: "base_url",
+  /** The account's variable prefix (not a secret); absent for the default account. */
+  ENV_PREFIX: "env_prefix",
+} as const;
 
 /** Result of `token-read`. */
 export interface TokenAttributes {

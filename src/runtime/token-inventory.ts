@@ -23,6 +23,8 @@ export interface ManagedToken {
   readonly baseUrl?: string;
   /** The account's variable prefix; undefined for the default account. */
   readonly envPrefix?: string;
+  /** False: the token's value never leaves this process (its `token` field is ""). */
+  readonly valueInState: boolean;
 }
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token. */
@@ -52,6 +54,7 @@ function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
       previousNames: previous,
       baseUrl: baseUrl ? baseUrl : undefined,
       envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
+      valueInState: entry.get(InventoryQueryField.VALUE_IN_STATE) !== "false",
     };
   });
 }
@@ -64,6 +67,9 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (lin
   const { matches, exact } = tokensNamed(tokens, managed.name, lastId);
   const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
     ...(t ? tokenAttributes(t) : NO_TOKEN_ATTRIBUTES),
+    // The data source's result is stored in the state and in plan files; this token's value is
+    // read through its ephemeral value instead.
+    ...(managed.valueInState ? {} : { [InventoryResultField.TOKEN]: "" }),
     [InventoryResultField.IN_SYNC]: inSync ? "true" : "false",
     [InventoryResultField.REASON]: reason,
   });
