@@ -2,7 +2,7 @@
 // binary needed, so this also runs where Terraform is missing).
 import * as grpc from "@grpc/grpc-js";
 import { encode, ExtData } from "@msgpack/msgpack";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { decodeMsgpack, Unknown } from "../../tools/provider-doubles/cty";
 import { loadServices } from "../../tools/provider-doubles/protocol";
@@ -11,6 +11,7 @@ import { ensureProviderDoublesBuilt, makeTempDir, ProviderDoubles, removeTempDir
 type Reattach = Record<string, { Pid: number; Test: boolean; ProtocolVersion: number; Addr: { Network: string; String: string } }>;
 const NULL = "registry.terraform.io/hashicorp/null";
 const EXTERNAL = "registry.terraform.io/hashicorp/external";
+const LOCAL = "registry.terraform.io/hashicorp/local";
 
 /** A promisified unary client for one service on one socket. */
 function client(socket: string, which: "provider" | "health") {
@@ -53,8 +54,8 @@ describe("provider doubles over gRPC", () => {
     removeTempDirs();
   });
 
-  it("prints a reattach map for both providers, in this process, over unix sockets", () => {
-    expect(Object.keys(reattach).sort()).toEqual([EXTERNAL, NULL]);
+  it("prints a reattach map for the three providers, in this process, over unix sockets", () => {
+    expect(Object.keys(reattach).sort()).toEqual([EXTERNAL, LOCAL, NULL]);
     for (const entry of Object.values(reattach)) {
       expect(entry).toMatchObject({ Protocol: "grpc", ProtocolVersion: 5, Pid: doubles.pid, Test: true, Addr: { Network: "unix" } });
       expect(existsSync(entry.Addr.String)).toBe(true);
@@ -142,6 +143,113 @@ describe("provider doubles over gRPC", () => {
       working_dir: null,
       result: { cwd: dir, v: "s1" },
       id: "-",
+    });
+  });
+
+  describe("hashicorp/local's ephemeral local_command (v2.7.0's ephemeral_local_command.go)", () => {
+    const U = new ExtData(0, new Uint8Array([0]));
+    /** A config as Terraform sends it: every attribute present, computed ones unknown... or null. */
+    const config = (over: Record<string, unknown>) => ({
+      command: null,
+      arguments: null,
+      stdin: null,
+      working_directory: null,
+      allow_non_zero_exit_code: null,
+      exit_code: null,
+      stdout: null,
+      stderr: null,
+      ...over,
+    });
+    let dir: string;
+    let p: ReturnType<typeof client>;
+    beforeAll(async () => {
+      dir = makeTempDir("tf-doubles-local-");
+      const session = JSON.parse(await doubles.session({ cwd: dir, env: { ...process.env, LOCAL_SECRET: "from-terraform-env" } })) as Reattach;
+      p = open(session[LOCAL].Addr.String, "provider");
+    });
+    const openCommand = (cfg: Record<string, unknown>) =>
+      p.call<{ result: { msgpack: Buffer }; diagnostics: Diag[]; renew_at: unknown; private: unknown }>("OpenEphemeralResource", {
+        type_name: "local_command",
+        config: { msgpack: encode(config(cfg)) },
+      });
+
+    it("describes the schema: nothing sensitive, exit_code a number, no resources or data sources", async () => {
+      const res = await p.call<{
+        ephemeral_resource_schemas: Record<string, { block: { attributes: { name: string; type: Buffer; required: boolean; optional: boolean; computed: boolean; sensitive: boolean }[] } }>;
+        resource_schemas: Record<string, unknown>;
+        data_source_schemas: Record<string, unknown>;
+      }>("GetSchema", {});
+      const attrs = res.ephemeral_resource_schemas.local_command.block.attributes;
+      const byName = Object.fromEntries(attrs.map((a) => [a.name, [JSON.parse(a.type.toString()), a.required ? "required" : a.optional ? "optional" : "computed", a.sensitive]]));
+      expect(byName).toEqual({
+        command: ["string", "required", false],
+        arguments: [["list", "string"], "optional", false],
+        stdin: ["string", "optional", false],
+        working_directory: ["string", "optional", false],
+        allow_non_zero_exit_code: ["bool", "optional", false],
+        exit_code: ["number", "computed", false],
+        stdout: ["string", "computed", false],
+        stderr: ["string", "computed", false],
+      });
+      expect(res.resource_schemas).toEqual({});
+      expect(res.data_source_schemas).toEqual({});
+      await expect(p.call("GetMetadata", {})).resolves.toMatchObject({ ephemeral_resources: [{ type_name: "local_command" }] });
+      await expect(p.call("ValidateEphemeralResourceConfig", { type_name: "local_command", config: { msgpack: encode(config({ command: "x", exit_code: U })) } })).resolves.toEqual({ diagnostics: [] });
+    });
+
+    it("runs the command on PATH in Terraform's directory with Terraform's whole environment, stdin given; null arguments dropped", async () => {
+      const script = "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(JSON.stringify({cwd:process.cwd(),v:process.env.LOCAL_SECRET,s,a:process.argv.slice(1)})))";
+      const res = await openCommand({ command: "node", arguments: ["-e", script, null, "x"], stdin: "in put" });
+      expect(res.diagnostics).toEqual([]);
+      // No renewal and no private data: Terraform never calls Renew.
+      expect(res.renew_at ?? null).toBeNull();
+      expect(res.private ?? null).toBeNull();
+      const result = decodeMsgpack(res.result.msgpack) as Record<string, unknown>;
+      expect(JSON.parse(result.stdout as string)).toEqual({ cwd: dir, v: "from-terraform-env", s: "in put", a: ["x"] });
+      expect(result).toMatchObject({ command: "node", arguments: ["-e", script, null, "x"], stdin: "in put", exit_code: 0, stderr: null });
+    });
+
+    it("empty output is null; a non-zero exit is an error with stderr, or a result with allow_non_zero_exit_code", async () => {
+      const silent = decodeMsgpack((await openCommand({ command: "node", arguments: ["-e", ""] })).result.msgpack);
+      expect(silent).toMatchObject({ stdout: null, stderr: null, exit_code: 0 });
+
+      const failing = ["-e", "process.stderr.write('bad thing');process.exit(3)"];
+      const failed = await openCommand({ command: "node", arguments: failing });
+      expect(failed.diagnostics).toHaveLength(1);
+      expect(failed.diagnostics[0]).toMatchObject({ severity: "ERROR", summary: "Command Execution Failed", attribute: { steps: [{ attribute_name: "command" }] } });
+      expect(failed.diagnostics[0].detail).toMatch(/^The ephemeral resource executed the command but received a non-zero exit code\. If a non-zero exit code is expected and can be handled in configuration, set "allow_non_zero_exit_code" to true\.\n\nCommand: \/\S*node -e process\.stderr/);
+      expect(failed.diagnostics[0].detail).toMatch(/\nCommand Error: bad thing\nState: exit status 3$/);
+
+      const allowed = await openCommand({ command: "node", arguments: failing, allow_non_zero_exit_code: true });
+      expect(allowed.diagnostics).toEqual([]);
+      expect(decodeMsgpack(allowed.result.msgpack)).toMatchObject({ exit_code: 3, stderr: "bad thing", stdout: null });
+    });
+
+    it("a command not found, or found only through a relative PATH entry (Go's ErrDot), fails the lookup", async () => {
+      const missing = await openCommand({ command: "no-such-command-i16" });
+      expect(missing.diagnostics[0]).toMatchObject({ summary: "Command Lookup Failed" });
+      expect(missing.diagnostics[0].detail).toMatch(/\n\nPlatform: linux\nCommand: no-such-command-i16\nError: exec: "no-such-command-i16": executable file not found in \$PATH$/);
+
+      const bin = path.join(dir, "bin");
+      mkdirSync(bin, { recursive: true });
+      writeFileSync(path.join(bin, "dot-tool"), "#!/bin/sh\necho hi\n", { mode: 0o755 });
+      const session = JSON.parse(await doubles.session({ cwd: dir, env: { ...process.env, PATH: `bin:${process.env.PATH}` } })) as Reattach;
+      const q = open(session[LOCAL].Addr.String, "provider");
+      const dot = await q.call<{ diagnostics: Diag[] }>("OpenEphemeralResource", { type_name: "local_command", config: { msgpack: encode(config({ command: "dot-tool" })) } });
+      expect(dot.diagnostics[0].detail).toMatch(/\nError: exec: "dot-tool": cannot run executable found relative to current directory$/);
+    });
+
+    it("a working_directory that does not exist fails to start (no exit code)", async () => {
+      const res = await openCommand({ command: "node", arguments: ["-e", ""], working_directory: "nope" });
+      expect(res.diagnostics[0]).toMatchObject({ summary: "Command Execution Failed" });
+      expect(res.diagnostics[0].detail).toMatch(/^The ephemeral resource received an unexpected error while attempting to execute the command\.\n\nCommand: \S*node -e \nState: chdir nope: no such file or directory$/);
+      expect(decodeMsgpack(res.result.msgpack)).toMatchObject({ exit_code: null });
+    });
+
+    it("Close succeeds and Renew is refused, as plugin-framework answers a resource without them", async () => {
+      await expect(p.call("CloseEphemeralResource", { type_name: "local_command" })).resolves.toEqual({ diagnostics: [] });
+      const renewed = await p.call<{ diagnostics: Diag[] }>("RenewEphemeralResource", { type_name: "local_command" });
+      expect(renewed.diagnostics).toMatchObject([{ severity: "ERROR", summary: "Ephemeral Resource Renew Not Implemented" }]);
     });
   });
 

@@ -52,18 +52,22 @@ const externalSchema: BlockSpec = {
 /** types.String's String(): quoted, or <null>. */
 const frameworkString = (v: CtyValue | undefined): string => (typeof v === "string" ? goQuote(v) : v === null || v === undefined ? "<null>" : "<unknown>");
 
-interface RunOutcome {
+export interface RunOutcome {
   stdout: Buffer;
   stderr: string;
   /** Go's error text for a failed run ("exit status 1", "signal: killed", ...), else undefined. */
   error?: string;
+  /** ProcessState.ExitCode(): the code, -1 after a signal; undefined when the process never ran. */
+  exitCode?: number;
+  /** The error is an *exec.ExitError (the process ran and failed), not a failure to start it. */
+  exitError?: boolean;
 }
 
 /**
  * Runs `file` (a path with a slash, so that nothing searches PATH again) like cmd.Output():
  * `cmdPath` is what Go would call it in error texts.
  */
-function runProgram(
+export function runProgram(
   file: string,
   cmdPath: string,
   argv0: string,
@@ -104,9 +108,9 @@ function runProgram(
     // cmd.Wait prefers the process's own failure ("signal: killed" after the kill) over the
     // context's error, which it reports only for a program that still exited 0.
     const outcomeOf = (code: number | null, signal: NodeJS.Signals | null): Omit<RunOutcome, "stdout" | "stderr"> => {
-      if (signal) return { error: `signal: ${signalName(signal)}` };
-      if (code !== 0) return { error: `exit status ${code}` };
-      return ctx.signal.aborted ? { error: "context canceled" } : {};
+      if (signal) return { error: `signal: ${signalName(signal)}`, exitCode: -1, exitError: true };
+      if (code !== 0) return { error: `exit status ${code}`, exitCode: code ?? -1, exitError: true };
+      return ctx.signal.aborted ? { error: "context canceled", exitCode: 0 } : { exitCode: 0 };
     };
     // Like cmd.Wait with WaitDelay 0, also after a kill: the answer waits until every holder of
     // the pipes (grandchildren included) has closed them.

@@ -1,5 +1,5 @@
-// Entry point (bundled to build/tools/provider-doubles.js): serves the hashicorp/null and
-// hashicorp/external doubles from this one process, each on its own unix socket, and prints
+// Entry point (bundled to build/tools/provider-doubles.js): serves the hashicorp/null,
+// hashicorp/external and hashicorp/local doubles from this one process, each on its own unix socket, and prints
 // the TF_REATTACH_PROVIDERS value as a single JSON line on stdout.
 //
 //   node build/tools/provider-doubles.js [--keep-alive]
@@ -14,14 +14,15 @@
 // `working_dir`, `${path.module}/script`, or an asset path are relative to the stack folder).
 // The first line printed serves programs from this process's cwd and environment. To serve
 // several stack folders from one process, write a line {"cwd": "/abs/dir", "env": {...}} to
-// stdin: the answer is one more stdout line, the reattach map of a new pair of sockets whose
-// external double runs programs there and with that environment (this process's if omitted),
+// stdin: the answer is one more stdout line, the reattach map of a new set of sockets whose
+// external and local doubles run programs there and with that environment (this process's if omitted),
 // or {"error": "..."}. Requests are answered in order.
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { externalProvider, ExternalContext } from "./external-provider";
+import { localProvider } from "./local-provider";
 import { nullProvider } from "./null-provider";
 import { RunningProvider, serveProvider } from "./server";
 
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
   async function openSession(run: ExternalContext): Promise<ReattachMap> {
     const id = sessions++;
     const reattach: ReattachMap = {};
-    for (const double of [nullProvider(), externalProvider(run)]) {
+    for (const double of [nullProvider(), externalProvider(run), localProvider(run)]) {
       const socket = path.join(dir, `${double.name}-${id}.sock`);
       running.push(await serveProvider(double, socket, { log }));
       reattach[double.address] = {

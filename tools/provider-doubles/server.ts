@@ -57,6 +57,13 @@ export interface DataSourceDouble {
   read(config: CtyValue, ctx: CallContext): Promise<{ state: CtyValue; diagnostics: Diagnostic[] }>;
 }
 
+export interface EphemeralResourceDouble {
+  schema: BlockSpec;
+  validate?(config: CtyValue): Diagnostic[];
+  /** The result is sent even with error diagnostics, as plugin-framework does (Terraform ignores it then). */
+  open(config: CtyValue, ctx: CallContext): Promise<{ result: CtyValue; diagnostics: Diagnostic[] }>;
+}
+
 export interface ProviderDouble {
   /** Registry address used as the TF_REATTACH_PROVIDERS key. */
   address: string;
@@ -65,6 +72,7 @@ export interface ProviderDouble {
   providerSchema: BlockSpec;
   resources: Record<string, ManagedResourceDouble>;
   dataSources: Record<string, DataSourceDouble>;
+  ephemeralResources?: Record<string, EphemeralResourceDouble>;
 }
 
 // plugin-framework providers (null >= 3.2, external >= 2.3) announce these; announcing
@@ -143,12 +151,14 @@ export async function serveProvider(double: ProviderDouble, socketPath: string, 
       diagnostics: [],
       resources: Object.keys(double.resources).map((type_name) => ({ type_name })),
       data_sources: Object.keys(double.dataSources).map((type_name) => ({ type_name })),
+      ephemeral_resources: Object.keys(double.ephemeralResources ?? {}).map((type_name) => ({ type_name })),
     })),
 
     GetSchema: unary("GetSchema", () => ({
       provider: schemaMessage(double.providerSchema),
       resource_schemas: mapValues(double.resources, (r) => schemaMessage(r.schema)),
       data_source_schemas: mapValues(double.dataSources, (d) => schemaMessage(d.schema)),
+      ephemeral_resource_schemas: mapValues(double.ephemeralResources ?? {}, (e) => schemaMessage(e.schema)),
       provider_meta: schemaMessage({ attributes: [] }),
       server_capabilities: SERVER_CAPABILITIES,
       diagnostics: [],
@@ -260,6 +270,40 @@ export async function serveProvider(double: ProviderDouble, socketPath: string, 
       const res = await d.read(fromDynamicValue(req.config), ctx);
       // On errors Terraform ignores the state; send a null one rather than a half-built object.
       return { state: toDynamicValue(res.diagnostics.some((x) => x.severity === "ERROR") ? null : res.state), diagnostics: res.diagnostics };
+    }),
+
+    ValidateEphemeralResourceConfig: unary("ValidateEphemeralResourceConfig", (req: TypedConfigRequest) => {
+      const e = double.ephemeralResources?.[req.type_name];
+      if (!e) return { diagnostics: [unknownType("ephemeral resource", req.type_name)] };
+      return { diagnostics: e.validate?.(fromDynamicValue(req.config)) ?? [] };
+    }),
+
+    // No renew_at and no private data: Terraform then never calls Renew (plugin-framework's
+    // answer for an ephemeral resource without Renew, as hashicorp/local's local_command).
+    OpenEphemeralResource: unary("OpenEphemeralResource", async (req: TypedConfigRequest, ctx) => {
+      const e = double.ephemeralResources?.[req.type_name];
+      if (!e) return { diagnostics: [unknownType("ephemeral resource", req.type_name)] };
+      const res = await e.open(fromDynamicValue(req.config), ctx);
+      return { result: toDynamicValue(res.result), diagnostics: res.diagnostics };
+    }),
+
+    // plugin-framework's answers for a resource that implements neither Renew nor Close.
+    RenewEphemeralResource: unary("RenewEphemeralResource", (req: { type_name: string }) => {
+      if (!double.ephemeralResources?.[req.type_name]) return { diagnostics: [unknownType("ephemeral resource", req.type_name)] };
+      return {
+        diagnostics: [
+          errorDiag(
+            "Ephemeral Resource Renew Not Implemented",
+            "An unexpected error was encountered when renewing the ephemeral resource. Terraform sent a renewal request for an " +
+              "ephemeral resource that has not implemented renewal logic.\n\nPlease report this to the provider developer.",
+          ),
+        ],
+      };
+    }),
+
+    CloseEphemeralResource: unary("CloseEphemeralResource", (req: { type_name: string }) => {
+      if (!double.ephemeralResources?.[req.type_name]) return { diagnostics: [unknownType("ephemeral resource", req.type_name)] };
+      return { diagnostics: [] };
     }),
 
     // Like terraform-plugin-go: Stop cancels the contexts of calls in flight (killing external
