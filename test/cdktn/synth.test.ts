@@ -80,6 +80,33 @@ describe("cdktf-gpucloud/cdktn in a cdktn app", () => {
       expect([f, /(require\(|from )["'](cdktf|@cdktf\/[^"']*)["']/.exec(text)?.[0]]).toEqual([f, undefined]);
     }
   });
+
+  describe("ephemeralToken", () => {
+    const ephemeralStack = <S>(lib: typeof cdktn | typeof cdktf, flavour: typeof cdktnFlavour, context?: object) => {
+      const stack = new lib.TerraformStack(lib.Testing.app({ context } as never), "s");
+      const token = new flavour.ApiToken(stack as never, "t", { name: "ci", valueInState: false });
+      void token.ephemeralToken;
+      return { stack, token } as unknown as { stack: S; token: InstanceType<typeof cdktnFlavour.ApiToken> };
+    };
+
+    test("is a TerraformEphemeralResource; the same block as the cdktf flavour writes into the stack's JSON", () => {
+      const { stack, token } = ephemeralStack<cdktn.TerraformStack>(cdktn, cdktnFlavour, { targetVersions: { terraform: ">=1.10.0" } });
+      void token;
+      const element = stack.node.findAll().find((c) => c.node.id === "values");
+      expect(cdktn.TerraformEphemeralResource.isTerraformEphemeralResource(element)).toBe(true);
+      const json = JSON.parse(cdktn.Testing.synth(stack)) as Json;
+      const ofCdktf = JSON.parse(cdktf.Testing.synth(ephemeralStack<cdktf.TerraformStack>(cdktf, cdktfFlavour as never).stack)) as Json;
+      const body = (j: Json) => normalized(Object.values<Json>(j.ephemeral.local_command)[0]);
+      expect(body(json)).toEqual(body(ofCdktf));
+      expect(json.terraform.required_version).toBe(">= 1.10.0");
+      expect(json.terraform.required_providers.local).toEqual({ source: "local", version: "2.7.0" });
+    });
+
+    test("without targetVersions admitting Terraform 1.10, CDK Terrain's synthesis fails naming the version needed", () => {
+      const { stack } = ephemeralStack<cdktn.TerraformStack>(cdktn, cdktnFlavour);
+      expect(() => cdktn.Testing.synth(stack, true)).toThrow(/ephemeral resources requires terraform >=1\.10\.0/);
+    });
+  });
 });
 
 describe("scripts/build-cdktn.mjs", () => {
