@@ -1,14 +1,12 @@
 // Bundles what tsc alone cannot deliver:
-// - lib/assets/: the dependency-free script that Terraform runs, gpucloud-tf.js (the launcher) and
-//   gpucloud-tf-main.js (the script proper), copied into every synthesized stack as one
-//   TerraformAsset so that the stack folder is self-contained;
+// - lib/assets/: the dependency-free script that Terraform runs, gpucloud-tf.js (the launcher: Node's
+//   compile cache on) and gpucloud-tf-main.js (the script proper), copied into every synthesized
+//   stack as one TerraformAsset so that the stack folder is self-contained;
 // - build/: repo-only tooling (provider doubles, the demo, the example app), never published.
 import { build } from "esbuild";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LLHTTP_V8_FLAGS, runtimeBundlePlugin, writeLlhttpWasmFiles } from "./bundle/runtime-plugin.mjs";
 import toolBundle from "./tool-bundle-options.cjs";
 
 const { toolBundleOptions } = toolBundle;
@@ -16,12 +14,13 @@ const { toolBundleOptions } = toolBundle;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const at = (p) => path.join(root, p);
 
-// Both files of the script Terraform runs: Node 20 CommonJS, no comments, no white space (every
-// stack folder carries a copy), names kept for readable stack traces.
+// Both files of the script Terraform runs: CommonJS, no comments, no white space (every stack
+// folder carries a copy), names kept for readable stack traces. Plain bundles: dependencies
+// through their public entry points, nothing replaced or rewritten.
 const runtimeOptions = {
   bundle: true,
   platform: "node",
-  target: "node20", // undici 7 needs Node >= 20.18
+  target: "node22",
   format: "cjs",
   legalComments: "none",
   minifyWhitespace: true,
@@ -29,19 +28,21 @@ const runtimeOptions = {
   logLevel: "warning",
 };
 
-// The script proper: one function expression, (function (exports, require, module, __filename,
-// __dirname) {...}), that the launcher compiles with a V8 code cache (src/runtime/launcher.ts).
+// The folder is copied whole into every stack: nothing left from an earlier build.
+rmSync(at("lib/assets"), { recursive: true, force: true });
+// The script proper, loaded by the launcher after it has turned on Node's compile cache.
 const runtime = await build({
   ...runtimeOptions,
   entryPoints: [at("src/runtime/main.ts")],
   outfile: at("lib/assets/gpucloud-tf-main.js"),
-  banner: { js: "(function (exports, require, module, __filename, __dirname) {" },
-  footer: { js: "})" },
-  // Terraform starts the script once per read: load only the parts of undici it uses.
-  plugins: [runtimeBundlePlugin()],
   metafile: true,
 });
-writeLlhttpWasmFiles(at("lib/assets"));
+// The script sends its requests with node:http (src/client/node-http-sender.ts); undici is the
+// public client's. Fail the build, not a user's plan, if an import brings it back.
+const undiciInputs = Object.keys(runtime.metafile.inputs).filter((input) => /(^|\/)node_modules\/undici\//.test(input));
+if (undiciInputs.length > 0) {
+  throw new Error(`the runtime bundle must not carry undici (it uses node:http), but it reaches ${undiciInputs[0]}: import the client's modules directly, not src/client/index.ts`);
+}
 // Node decides whether a .js file is CommonJS or an ES module by the nearest package.json. In a
 // stack folder the nearest one is the user's project, and with "type": "module" there the launcher
 // would fail at its first require(). This one, copied with the scripts, says what they are (and
@@ -51,18 +52,13 @@ writeFileSync(at("lib/assets/package.json"), `${JSON.stringify({ type: "commonjs
 mkdirSync(at("build"), { recursive: true });
 writeFileSync(at("build/gpucloud-tf.meta.json"), JSON.stringify(runtime.metafile));
 
-// The file Terraform starts (compiled from source on every run: it is what reads the cache). It
-// knows the script by a digest, for the names of its code caches, and the flags to set back.
-const mainDigest = createHash("sha256").update(readFileSync(at("lib/assets/gpucloud-tf-main.js"))).digest("hex").slice(0, 16);
+// The file Terraform starts: turns on the compile cache, then loads the script proper.
 await build({
   ...runtimeOptions,
   entryPoints: [at("src/runtime/launcher.ts")],
   outfile: at("lib/assets/gpucloud-tf.js"),
+  external: ["./gpucloud-tf-main.js"],
   banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
-  define: {
-    __GPUCLOUD_MAIN_DIGEST__: JSON.stringify(mainDigest),
-    __GPUCLOUD_RESTORE_V8_FLAGS__: JSON.stringify(LLHTTP_V8_FLAGS.restore),
-  },
 });
 
 // Repo tooling: dependencies stay in node_modules; the library itself is reached through

@@ -1,7 +1,8 @@
 /**
  * The client of the GPU cloud API (spec §4, §5, §7): a façade over
  *
- * - `transport.ts`: one HTTP exchange (undici), classified errors;
+ * - `transport.ts`: one HTTP exchange, classified errors, over undici (the public
+ *   {@link GpuCloudClient}, ./gpu-cloud-client.ts) or node:http (the script Terraform runs);
  * - `retry.ts`: each idempotent request retried on its own until the deadline;
  * - `session.ts`: login, access/refresh tokens, logging in again;
  * - `operations.ts`, `pagination.ts`, `ambiguous-create.ts`: the operations, the walk over
@@ -32,6 +33,7 @@ import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retry
 import type { ResolvedRetryPolicy, RetryEnvironment, RetryPolicy } from "./retry";
 import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
 import { LOGIN_OPERATION, SessionManager } from "./session";
+import type { OpenHttpSender } from "./http-sender";
 import { HttpTransport } from "./transport";
 import type { HttpCall } from "./transport";
 
@@ -101,8 +103,13 @@ export interface LoginInfo {
   readonly renewAt: number;
 }
 
-/** A client of the GPU cloud API. Create one per configuration; `close()` it when done. */
-export class GpuCloudClient {
+/**
+ * The client, with the HTTP library it sends through given: the public GpuCloudClient
+ * (./gpu-cloud-client.ts) is this over undici; the script Terraform runs takes node:http
+ * (./node-http-sender.ts), so that its bundle carries no undici. Everything but the sending is
+ * here, shared by both.
+ */
+export class ApiClient {
   readonly baseUrl: string;
   private readonly creds: ResolvedCredentials;
   private readonly totalTimeoutMs: number;
@@ -120,7 +127,7 @@ export class GpuCloudClient {
   private readonly listing = new ListingPlan();
   private readonly retryEnv: RetryEnvironment;
 
-  constructor(options: GpuCloudClientOptions) {
+  constructor(options: GpuCloudClientOptions, openSender: OpenHttpSender) {
     const fail = (detail: string): never => {
       throw new GpuCloudError({ operation: "configure client", kind: "validation", detail });
     };
@@ -167,7 +174,7 @@ export class GpuCloudClient {
       redactor: this.redactor,
       now: this.now,
       authDetail: (call, how, said) => this.session.authDetail(call, how, said),
-    });
+    }, openSender);
     this.session = new SessionManager(this.creds, this.transport, this.redactor, this.now, log);
     this.retryEnv = {
       policy: this.retry,

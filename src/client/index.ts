@@ -2,8 +2,8 @@
  * Client of the GPU cloud API: HTTP (undici), validated responses (zod), credentials,
  * retries, pagination and flavor selection. Knows nothing of cdktf.
  */
+export { GpuCloudClient } from "./gpu-cloud-client";
 export {
-  GpuCloudClient,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_TOTAL_TIMEOUT_MS,

@@ -1,16 +1,17 @@
 /**
  * One HTTP exchange with the API: request → validated payload, or a classified
- * {@link GpuCloudError}. The only file that imports undici.
+ * {@link GpuCloudError}. The bytes travel through an {@link HttpSender}: undici for the public
+ * client (./undici-sender.ts), node:http for the script Terraform runs (./node-http-sender.ts).
  *
  * Classification decides everything above it: `retryable` (the same request may succeed
  * later) and `mayHaveBeenProcessed` (the server may have acted on it: reset after sending,
  * 5xx, timeout), which is what makes a create ambiguous. The spec shows no HTTP status codes,
  * so an error may also come as HTTP 200 with `status: false`; its message then decides.
  */
-import { Agent, errors, request } from "undici";
-
 import { GpuCloudError } from "./errors";
 import type { GpuCloudErrorKind } from "./errors";
+import { CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
+import type { HttpSender, OpenHttpSender } from "./http-sender";
 import { Redactor, snippet } from "./redact";
 import { DEADLINE_CODE, MIN_ATTEMPT_MS, formatSeconds, parseRetryAfterMs } from "./retry";
 import { decodeEnvelope } from "./schemas";
@@ -37,7 +38,7 @@ export interface TransportOptions {
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly userAgent: string;
-  /** See GpuCloudClientOptions.connections; undefined: undici's default (no limit). */
+  /** See GpuCloudClientOptions.connections; undefined: no limit. */
   readonly connections?: number;
   readonly redactor: Redactor;
   readonly now: () => number;
@@ -45,24 +46,21 @@ export interface TransportOptions {
   readonly authDetail: (call: HttpCall<unknown>, how: string, serverMessage: string | undefined) => string;
 }
 
-const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 export class HttpTransport {
-  private readonly agent: Agent;
+  private readonly sender: HttpSender;
   private closing: Promise<void> | undefined;
-  private inFlight = 0;
 
-  constructor(private readonly options: TransportOptions) {
-    this.agent = new Agent({
-      // With one connection, a request sent in the tick the previous answer ended waits for
-      // that tick and reuses the connection instead of opening a second one (the runtime script
-      // did on every run). Like any reuse, it meets a server that closes a kept-alive
-      // connection without saying so as a reset (an ambiguous outcome for a create).
-      ...(options.connections !== undefined ? { connections: options.connections } : {}),
-      connect: { timeout: options.connectTimeoutMs },
-      headersTimeout: options.requestTimeoutMs,
-      bodyTimeout: options.requestTimeoutMs,
-      maxResponseSize: MAX_RESPONSE_BYTES,
+  constructor(
+    private readonly options: TransportOptions,
+    openSender: OpenHttpSender,
+  ) {
+    this.sender = openSender({
+      connections: options.connections,
+      connectTimeoutMs: options.connectTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+      maxResponseBytes: MAX_RESPONSE_BYTES,
     });
   }
 
@@ -72,19 +70,8 @@ export class HttpTransport {
 
   /** Closes the connections; a request in flight is let finish. Every call waits for the same close. */
   close(): Promise<void> {
-    this.closing ??= this.closeAgent();
+    this.closing ??= this.sender.close();
     return this.closing;
-  }
-
-  private async closeAgent(): Promise<void> {
-    if (this.inFlight > 0) return this.agent.close();
-    // Idle, undici's close() destroys the connections with a new ClientDestroyedError, and Node's
-    // socket.destroy(err) reads err.stack: formatting a stack with frames in the 230 KiB runtime
-    // bundle makes V8 index every line of it, about half a millisecond of each script run. This
-    // is the same destroy with an error whose stack is already text.
-    const closed = new errors.ClientDestroyedError();
-    closed.stack = `${closed.name}: ${closed.message}`;
-    await this.agent.destroy(closed);
   }
 
   /** Sends `call` once; the request gets at most the request timeout and what is left before `deadline`. */
@@ -111,29 +98,18 @@ export class HttpTransport {
     let status: number;
     let responseHeaders: Record<string, string | string[] | undefined>;
     let text: string;
-    this.inFlight++;
     try {
-      const sent = request(this.url(call), {
-        dispatcher: this.agent,
-        method: call.method,
-        headers,
-        body: payload,
-        signal: controller.signal,
-      });
+      const sent = this.sender.send({ url: this.url(call), method: call.method, headers, body: payload, signal: controller.signal });
       // The answer's schemas are built a turn of the event loop later, while the request is on
       // its way: on a reused connection it has been written by then; on a new one the build may
       // come before the connect completes, still before the answer. Only a cache: a failure here
       // is left for decode() to meet and report.
       setImmediate(prepareQuietly, call.decode);
-      const response = await sent;
-      status = response.statusCode;
-      responseHeaders = response.headers;
-      text = await response.body.text();
+      ({ status, headers: responseHeaders, text } = await sent);
     } catch (e) {
       throw this.transportError(call, e, timedOut, budget);
     } finally {
       clearTimeout(timer);
-      this.inFlight--;
     }
     return this.interpret(call, status, responseHeaders, text);
   }
@@ -331,6 +307,7 @@ function classifyNetworkCode(code: string | undefined): Classification {
     case "ECONNREFUSED":
       return { kind: "network", retryable: true, ambiguous: false, summary: "connection refused" };
     case "UND_ERR_CONNECT_TIMEOUT":
+    case CONNECT_TIMEOUT_CODE:
       return { kind: "timeout", retryable: true, ambiguous: false, summary: "connect timed out" };
     case "EAI_AGAIN":
     case "EHOSTUNREACH":
@@ -350,6 +327,7 @@ function classifyNetworkCode(code: string | undefined): Classification {
     case "UND_ERR_BODY_TIMEOUT":
       return { kind: "timeout", retryable: true, ambiguous: true, summary: "response timed out" };
     case "UND_ERR_RES_EXCEEDED_MAX_SIZE":
+    case RESPONSE_TOO_LARGE_CODE:
       return { kind: "protocol", retryable: false, ambiguous: true, summary: "response too large" };
     case "UND_ERR_CLOSED":
     case "UND_ERR_DESTROYED":

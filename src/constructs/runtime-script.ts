@@ -6,8 +6,8 @@ import type { RuntimeCommandName } from "../runtime/protocol";
 
 /**
  * The folder of the bundled script (lib/assets: the launcher gpucloud-tf.js, the script proper
- * gpucloud-tf-main.js, the HTTP parser's .wasm files, and a package.json that keeps the launcher
- * CommonJS under a project with "type": "module"), resolved from the package root so that
+ * gpucloud-tf-main.js, and a package.json that keeps both CommonJS under a project with
+ * "type": "module"), resolved from the package root so that
  * it is found both from the compiled `lib/constructs` and from the TypeScript sources in
  * `src/constructs`.
  */
@@ -15,7 +15,7 @@ const RUNTIME_ASSET_SOURCE = path.resolve(__dirname, "..", "..", "lib", "assets"
 /** The file Terraform starts, inside that folder. */
 const RUNTIME_ENTRY = "gpucloud-tf.js";
 /** What the build must have put there. */
-const RUNTIME_FILES = [RUNTIME_ENTRY, "gpucloud-tf-main.js", "llhttp_simd.wasm", "llhttp.wasm", "package.json"];
+const RUNTIME_FILES = [RUNTIME_ENTRY, "gpucloud-tf-main.js", "package.json"];
 
 const ASSET_ID = "gpucloud-runtime";
 

@@ -1,4 +1,5 @@
-import { describeFilter, describeOffer, selectFlavors, type Flavor } from "../client";
+import { describeFilter, describeOffer, selectFlavors } from "../client/flavor-filter";
+import type { Flavor } from "../client/schemas";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { fetchCatalog } from "../shared/flavor-catalog";
 import { filterFromQuery, normalizeFlavor, parseBool } from "../shared/flavor-query";

@@ -1,5 +1,6 @@
 /**
- * Entry point of the script that Terraform runs; bundled into lib/assets/gpucloud-tf.js.
+ * The script that Terraform runs; bundled into lib/assets/gpucloud-tf-main.js, which the file
+ * Terraform starts (./launcher.ts, lib/assets/gpucloud-tf.js) loads and runs:
  *
  *   node gpucloud-tf.js <command>
  *
@@ -12,7 +13,7 @@ import { createOutput, Redactor, type Output } from "../shared/output";
 import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
 import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
-import { applyToken, errorMessage, readToken, releaseToken } from "./token-commands";
+import { applyToken, errorMessage, releaseToken } from "./token-commands";
 import { tokenInventory } from "./token-inventory";
 import { tokenValues } from "./token-value";
 
@@ -21,7 +22,6 @@ const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<stri
   [RuntimeCommand.FLAVORS]: findFlavors,
   [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
   [RuntimeCommand.TOKEN_INVENTORY]: tokenInventory,
-  [RuntimeCommand.TOKEN_READ]: (ctx, q) => readToken(ctx, { name: q.name, base_url: q.base_url }),
   // Run by the ephemeral local_command, which passes stdin and reads stdout as `external` does.
   [RuntimeCommand.TOKEN_VALUE]: tokenValues,
 };
@@ -104,7 +104,11 @@ function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => vo
   timer.unref();
 }
 
-if (require.main === module) {
+/**
+ * Runs the command named on the command line in this process, as Terraform starts it; the file
+ * Terraform starts (./launcher.ts, lib/assets/gpucloud-tf.js) calls it. Ends the process.
+ */
+export function runScript(): void {
   const stdout = new FdWriter(1, () => process.stdout);
   const stderr = new FdWriter(2, () => process.stderr);
   startWatchdog(process.env, (t) => stderr.write(t));

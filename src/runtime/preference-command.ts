@@ -1,4 +1,4 @@
-import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
+import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client/flavor-filter";
 import { ConfigError } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { fetchCatalog } from "../shared/flavor-catalog";

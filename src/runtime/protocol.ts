@@ -29,11 +29,6 @@ export const RuntimeCommand = {
    */
   TOKEN_INVENTORY: "token-inventory",
   /**
-   * external data source: one token's attributes by name. Not used by the constructs (the stack
-   * inventory replaced it); kept as the smallest token read, for `npm run bench:script` and by hand.
-   */
-  TOKEN_READ: "token-read",
-  /**
    * `ephemeral "local_command"` (hashicorp/local >= 2.7), one per stack, at plan and at apply:
    * the values of the tokens whose `ephemeralToken` is used, by id, from one login and one list
    * walk per base URL (query on stdin and result on stdout as for `token-inventory`, see
@@ -154,7 +149,7 @@ export const InventoryQueryField = {
 
 /** Per managed token; all strings; "" where there is no such token. */
 export const InventoryResultField = {
-  // The token's attributes, under the names `token-read` gives them (the runtime writes both alike).
+  // The token's attributes (TokenAttributes).
   ID: "id" satisfies keyof TokenAttributes,
   NAME: "name" satisfies keyof TokenAttributes,
   DESCRIPTION: "description" satisfies keyof TokenAttributes,
@@ -167,13 +162,6 @@ export const InventoryResultField = {
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
   REASON: "reason",
 } as const;
-
-/** Query of `token-read` (all values strings). */
-export interface TokenQuery {
-  readonly name: string;
-  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
-  readonly base_url?: string;
-}
 
 /**
  * Query of `token-value` (stdin of the ephemeral `local_command`, one flat JSON object of strings):
@@ -189,7 +177,7 @@ export const TokenValueField = {
   ENV_PREFIX: "env_prefix",
 } as const;
 
-/** Result of `token-read`. */
+/** A token's attributes, as the inventory reports them (all strings). */
 export interface TokenAttributes {
   readonly id: string;
   readonly name: string;

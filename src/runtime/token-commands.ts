@@ -14,7 +14,7 @@ import {
 import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, RuntimeCommand, TokenEnv, accountEnv, type TokenAttributes, type TokenQuery } from "./protocol";
+import { DEFAULT_ENV_PREFIX, RuntimeCommand, TokenEnv, accountEnv } from "./protocol";
 import { currentRunId, currentRunScope, stillInRun, TEST_ANCESTRY_ENV, testAncestry, type RunScope } from "./run-scope";
 import {
   allTokens,
@@ -23,7 +23,6 @@ import {
   pickByName,
   pickByPreviousNames,
   requireName,
-  tokenAttributes,
   tokensNamed,
   type TokenView,
 } from "./token-names";
@@ -64,16 +63,6 @@ function guardRun(deps: TokenCommandDeps, command: string): () => void {
   return () => {
     if (deps.stillInRun && !deps.stillInRun()) throw orphaned(command);
   };
-}
-
-/** One token's attributes by name (`token-read`; see RuntimeCommand.TOKEN_READ). */
-export async function readToken(ctx: RuntimeContext, query: TokenQuery): Promise<TokenAttributes> {
-  const name = requireName(query.name, "query.name");
-  return withClient(ctx, query.base_url || undefined, async (client) => {
-    const token = pickByName(await allTokens(client, ctx), name, ctx.out.warn);
-    if (!token) throw new Error(`no API token is named "${name}"`);
-    return tokenAttributes(token);
-  });
 }
 
 /** The provisioners' common inputs, from their environment. */

@@ -1,5 +1,6 @@
-import { listAllTokens, MAX_TOKEN_NAME_LENGTH, type GpuCloudClient } from "../client";
-import { foldTokenName } from "../client/operations";
+import type { ApiClient } from "../client/client";
+import { foldTokenName, MAX_TOKEN_NAME_LENGTH } from "../client/operations";
+import { listAllTokens } from "../client/pagination";
 import { ConfigError } from "../shared/config";
 import type { RuntimeContext } from "../shared/context";
 import type { TokenAttributes } from "./protocol";
@@ -84,7 +85,7 @@ export function pickByPreviousNames(
 }
 
 /** One walk of the token list; every value learnt is hidden from the log from then on. */
-export async function allTokens(client: GpuCloudClient, ctx: RuntimeContext): Promise<TokenView[]> {
+export async function allTokens(client: ApiClient, ctx: RuntimeContext): Promise<TokenView[]> {
   const tokens: TokenView[] = await listAllTokens(client);
   ctx.out.addSecrets(tokens.map((t) => t.token));
   return tokens;

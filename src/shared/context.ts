@@ -1,4 +1,5 @@
-import { GpuCloudClient } from "../client";
+import { ApiClient } from "../client/client";
+import { openNodeHttpSender } from "../client/node-http-sender";
 import { loadConfig } from "./config";
 import type { Output } from "./output";
 
@@ -30,10 +31,12 @@ function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = 
  * A client configured from the environment. Progress lines of the client (login, retries) go
  * to the same output as the command's own.
  */
-export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: string): GpuCloudClient {
+export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: string): ApiClient {
   const config = loadConfig(ctx.env, baseUrlOverride, envPrefix);
   ctx.out.info(`credentials from ${config.credentialSource}`);
-  return new GpuCloudClient({
+  // node:http, not undici: see ../client/node-http-sender.ts.
+  return new ApiClient(
+    {
     baseUrl: config.baseUrl,
     credentials: config.credentials,
     totalTimeoutMs: config.totalTimeoutMs,
@@ -43,19 +46,20 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
     // The commands await one call at a time (see GpuCloudClientOptions.connections).
     connections: 1,
     logger: (line: string) => ctx.out.info(line),
-  });
+    },
+    openNodeHttpSender,
+  );
 }
 
 /**
  * Runs `fn` with a connected client and always closes it. The close is started, not waited for:
- * a graceful close of undici's agent takes a turn or two of the event loop (1 to 2 ms of every
- * run), nothing that follows depends on it, and the script ends its process as soon as its
- * output is flushed.
+ * nothing that follows depends on it, and the script ends its process as soon as its output is
+ * flushed.
  */
 export async function withClient<T>(
   ctx: RuntimeContext,
   baseUrlOverride: string | undefined,
-  fn: (client: GpuCloudClient) => Promise<T>,
+  fn: (client: ApiClient) => Promise<T>,
   /** The account's variable prefix (see loadConfig); the default account when omitted. */
   envPrefix?: string,
 ): Promise<T> {

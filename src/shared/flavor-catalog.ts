@@ -1,4 +1,6 @@
-import { askedRegions, isGpuCloudError, regionIdsOf, wantedRegions, type FlavorFilter, type FlavorRegionGroup } from "../client";
+import { isGpuCloudError } from "../client/errors";
+import { askedRegions, regionIdsOf, wantedRegions, type FlavorFilter } from "../client/flavor-filter";
+import type { FlavorRegionGroup } from "../client/schemas";
 
 /** What the catalog is read from: the client's `listFlavors` (one GET /flavors per call). */
 export interface FlavorSource {

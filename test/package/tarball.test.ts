@@ -60,9 +60,9 @@ function entryPoints(): string[] {
     targets.push(...(typeof target === "string" ? [target] : Object.values(target)));
   }
   for (const map of Object.values(manifest.typesVersions)) for (const list of Object.values(map)) targets.push(...list);
-  // The script Terraform runs (the launcher, the script proper, the parser's bytes): a folder
+  // The script Terraform runs (the launcher, the script proper, its package.json): a folder
   // found by path at synth time, not imported.
-  targets.push("lib/assets/gpucloud-tf.js", "lib/assets/gpucloud-tf-main.js", "lib/assets/llhttp_simd.wasm", "lib/assets/llhttp.wasm", "lib/assets/package.json");
+  targets.push("lib/assets/gpucloud-tf.js", "lib/assets/gpucloud-tf-main.js", "lib/assets/package.json");
   return [...new Set(targets.map((t) => path.posix.normalize(t)).filter((t) => t !== "package.json"))];
 }
 

@@ -13,7 +13,7 @@ import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { apiDigest } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
-import { applyToken, readToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS, type TokenCommandDeps } from "../../src/runtime/token-commands";
+import { applyToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS, type TokenCommandDeps } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
@@ -306,17 +306,6 @@ describe("token provisioner commands", () => {
     } finally {
       clearTimeout(release);
     }
-  });
-
-  test("token-read: one token's attributes by name", async () => {
-    const token = emulator.addToken({ name: "read-me", description: "r" });
-    const ctx: RuntimeContext = {
-      cwd: folder(),
-      out: createOutput(() => undefined, new Redactor([])),
-      env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
-    };
-    expect(await readToken(ctx, { name: "read-me" })).toMatchObject({ id: token.id, token: token.token, description: "r" });
-    await expect(readToken(ctx, { name: "not-there" })).rejects.toThrow(/no API token is named "not-there"/);
   });
 
   test("blank names are refused by the scripts too", async () => {

@@ -3,7 +3,7 @@
 // with nothing but node:http, node:crypto and JSON. No validation, no retries, no redaction:
 // it is a yardstick for the one-process-per-read model, not something to ship.
 //
-//   node minimal-http-script.cjs token-read   (stdin {"name": ...})       login + GET /api-tokens
+//   node minimal-http-script.cjs token-inventory (stdin {"<key>.name": ...}) login + GET /api-tokens
 //   node minimal-http-script.cjs flavors      (stdin {"region_id": ...})  login + GET /flavors
 //
 // Reads GPUCLOUD_BASE_URL, GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD like the real script.
@@ -48,18 +48,23 @@ async function main() {
   const auth = { authorization: `Bearer ${login.data.access_token}`, "refresh-token": login.data.refresh_token };
 
   let result;
-  if (command === "token-read") {
+  if (command === "token-inventory") {
     const list = await call("GET", `${base}/api-tokens?limit=100&offset=0`, auth);
-    const token = list.data.find((t) => t.name === query.name);
-    if (!token) throw new Error(`no API token is named "${query.name}"`);
-    result = {
-      id: token.id,
-      name: token.name,
-      description: token.description ?? "",
-      token: token.token,
-      created_at: String(token.created_at),
-      last_used: String(token.last_used ?? 0),
-    };
+    result = {};
+    for (const [field, name] of Object.entries(query)) {
+      const key = field.slice(0, -".name".length);
+      const token = list.data.find((t) => t.name === name);
+      Object.assign(result, {
+        [`${key}.id`]: token?.id ?? "",
+        [`${key}.name`]: token?.name ?? "",
+        [`${key}.description`]: token?.description ?? "",
+        [`${key}.token`]: token?.token ?? "",
+        [`${key}.created_at`]: token ? String(token.created_at) : "",
+        [`${key}.last_used`]: token ? String(token.last_used ?? 0) : "",
+        [`${key}.in_sync`]: token ? "true" : "false",
+        [`${key}.reason`]: token ? "in sync" : `no API token is named "${name}"`,
+      });
+    }
   } else if (command === "flavors") {
     const region = query.region_id ? `?region_id=${encodeURIComponent(query.region_id)}` : "";
     const groups = await call("GET", `${base}/flavors${region}`, auth);
