@@ -1,9 +1,9 @@
 import * as net from "node:net";
-import { GpuCloudClient, GpuCloudError, listAllTokens, md5Hex } from "../../src/client";
+import { GpuCloudError, listAllTokens, md5Hex } from "../../src/client";
 import type { GpuCloudClientOptions } from "../../src/client";
 import { startFakeApi } from "./fake-api";
 import type { FakeApi } from "./fake-api";
-import { caught, closeAfterEach, drop, fail, fakeTime, flavor, jwt, ok, recordingClient, sendJson, startStub, track } from "./helpers";
+import { caught, closeAfterEach, drop, fail, fakeTime, flavor, jwt, newClient, ok, recordingClient, sendJson, startStub, track } from "./helpers";
 import type { Harness, Stub } from "./helpers";
 
 const PASSWORD = "password"; // md5 5f4dcc3b5aa765d61d8327deb882cf99
@@ -53,12 +53,12 @@ describe("configuration", () => {
   const creds = { username: "alice", password: PASSWORD };
 
   it("validates and normalizes baseUrl", () => {
-    expect(new GpuCloudClient({ baseUrl: "http://h:1/api//", credentials: creds }).baseUrl).toBe("http://h:1/api");
-    expect(new GpuCloudClient({ baseUrl: "https://h/", credentials: creds }).baseUrl).toBe("https://h");
+    expect(newClient({ baseUrl: "http://h:1/api//", credentials: creds }).baseUrl).toBe("http://h:1/api");
+    expect(newClient({ baseUrl: "https://h/", credentials: creds }).baseUrl).toBe("https://h");
     for (const bad of ["ftp://h", "not a url", "", "http://u:p@h", "http://h/?x=1"]) {
       const e = (() => {
         try {
-          new GpuCloudClient({ baseUrl: bad, credentials: creds });
+          newClient({ baseUrl: bad, credentials: creds });
         } catch (err) {
           return err as GpuCloudError;
         }
@@ -73,7 +73,7 @@ describe("configuration", () => {
     for (const bad of ["https://u:leak-me-7f3@ho st/", "http://u:leak-me-7f3@[bad"]) {
       let message = "";
       try {
-        new GpuCloudClient({ baseUrl: bad, credentials: creds });
+        newClient({ baseUrl: bad, credentials: creds });
       } catch (err) {
         message = (err as Error).message;
       }
@@ -85,7 +85,7 @@ describe("configuration", () => {
   it("validates credentials without echoing them", () => {
     const attempt = (credentials: unknown) => {
       try {
-        new GpuCloudClient({ baseUrl: "http://h", credentials: credentials as GpuCloudClientOptions["credentials"] });
+        newClient({ baseUrl: "http://h", credentials: credentials as GpuCloudClientOptions["credentials"] });
         return undefined;
       } catch (e) {
         return e as GpuCloudError;

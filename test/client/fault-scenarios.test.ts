@@ -3,14 +3,14 @@
  * one page of tokens, parallel runs, a create that commits after a 504, a deletion during a walk,
  * refused sort parameters, errors on HTTP 200, page-size edges and one budget per run.
  */
-import { GpuCloudClient, listAllTokens } from "../../src/client";
-import type { GpuCloudClientOptions } from "../../src/client";
+import { listAllTokens } from "../../src/client";
+import type { GpuCloudClient, GpuCloudClientOptions } from "../../src/client";
 import { startEmulator } from "../../src/emulator";
 import type { EmulatorOptions, RunningEmulator } from "../../src/emulator";
 import { withClient } from "../../src/shared/context";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { caught, closeAfterEach, recordingClient, track } from "./helpers";
+import { caught, closeAfterEach, newClient, recordingClient, track } from "./helpers";
 import type { Harness } from "./helpers";
 
 closeAfterEach();
@@ -84,7 +84,7 @@ describe("a create that commits 3 s after the gateway answered 504", () => {
   it("is adopted, not created twice (real time)", async () => {
     const emu = await emulator(120, { faults: { gatewayTimeoutCreates: 1, createCommitDelayMs: 3000 } });
     const logs: string[] = [];
-    const client = track(new GpuCloudClient({ baseUrl: emu.url, credentials: { username: "demo", password: "demo-password" }, logger: (l) => logs.push(l) }));
+    const client = track(newClient({ baseUrl: emu.url, credentials: { username: "demo", password: "demo-password" }, logger: (l) => logs.push(l) }));
     const started = Date.now();
     const token = await client.createToken({ name: "late" });
     const elapsed = Date.now() - started;
@@ -193,8 +193,8 @@ describe("one budget per run", () => {
     const emu = await emulator(0, { faults: { latencyMs: 200 } });
     const deadline = Date.now() + 700;
     const options = { baseUrl: emu.url, credentials: { username: "demo", password: "demo-password" }, deadline };
-    const a = track(new GpuCloudClient(options));
-    const b = track(new GpuCloudClient(options));
+    const a = track(newClient(options));
+    const b = track(newClient(options));
     await a.listFlavors(); // login + GET: about 400 ms
     const e = await caught((async () => {
       await b.listFlavors();

@@ -2,6 +2,29 @@
 import * as http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { GpuCloudClient, GpuCloudError, type GpuCloudClientOptions } from "../../src/client";
+import { ApiClient } from "../../src/client/client";
+import type { OpenHttpSender } from "../../src/client/http-sender";
+import { openNodeHttpSender } from "../../src/client/node-http-sender";
+import { openUndiciSender } from "../../src/client/undici-sender";
+
+/**
+ * Which HTTP the clients of a test file send with: undici (the public GpuCloudClient) unless a
+ * file asks for node:http, the script's (./node-http-sender.test.ts runs the client's suites so).
+ */
+let sender: "undici" | "node-http" = "undici";
+export function sendWith(which: "undici" | "node-http"): void {
+  sender = which;
+}
+
+/** The file's HTTP (see sendWith), for a transport of its own. */
+export function fileSender(): OpenHttpSender {
+  return sender === "node-http" ? openNodeHttpSender : openUndiciSender;
+}
+
+/** A client of the file's HTTP (see sendWith). */
+export function newClient(options: GpuCloudClientOptions): GpuCloudClient {
+  return sender === "node-http" ? (new ApiClient(options, openNodeHttpSender) as GpuCloudClient) : new GpuCloudClient(options);
+}
 
 /**
  * Things to close after each test: a test file calls `closeAfterEach()` once, then `track(x)`.
@@ -34,7 +57,7 @@ export function recordingClient(options: GpuCloudClientOptions): Harness {
   const logs: string[] = [];
   const sleeps: number[] = [];
   let skipped = 0;
-  const client = new GpuCloudClient({
+  const client = newClient({
     logger: (line) => logs.push(line),
     now: () => Date.now() + skipped,
     sleep: async (ms) => {

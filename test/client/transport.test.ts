@@ -5,8 +5,7 @@
 import { Redactor } from "../../src/client";
 import type { Decoder } from "../../src/client/schemas";
 import { HttpTransport } from "../../src/client/transport";
-import { openUndiciSender } from "../../src/client/undici-sender";
-import { closeAfterEach, ok, startStub, track } from "./helpers";
+import { closeAfterEach, fileSender, ok, startStub, track } from "./helpers";
 
 closeAfterEach();
 
@@ -19,7 +18,7 @@ function transport(baseUrl: string): HttpTransport {
     redactor: new Redactor(),
     now: Date.now,
     authDetail: (_call, how) => how,
-  }, openUndiciSender);
+  }, fileSender());
 }
 
 test("the answer's decoder is prepared while the request is on the wire, before the answer arrives", async () => {
