@@ -1,8 +1,12 @@
 /**
  * The runtime bundle (lib/assets/gpucloud-tf-main.js, started through lib/assets/gpucloud-tf.js)
- * as built: it carries only the parts of undici
- * and zod the script uses (scripts/bundle/), and what it leaves out is never needed: English
- * validation messages, https, and results larger than a pipe's buffer still work.
+ * as built: plain bundles of the sources and of zod's public entry point, HTTP through node:http
+ * (src/client/node-http-sender.ts), nothing of undici, no V8 flag touched; and what users see of
+ * it: English validation messages, https, results larger than a pipe's buffer, a query that comes
+ * late, a watchdog, a project with "type": "module".
+ *
+ * The script runs on SCRIPT_NODE (GPUCLOUD_TEST_NODE, else this node): .ci/run runs this file on
+ * each supported Node line.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,21 +16,25 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator";
-import { runProcess, type Ran } from "../support/processes";
+import { keepStderr, runProcess, SCRIPT_NODE, SCRIPT_PATH, type Ran } from "../support/processes";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");
 const BUNDLE_MAIN = path.join(ROOT, "lib", "assets", "gpucloud-tf-main.js");
-/** Each run in a folder of its own, as in a stack folder (the launcher keeps its code cache there). */
+/** Each run in a folder of its own, as in a stack folder (the launcher keeps the compile cache there). */
 let workDir: string;
 beforeAll(() => {
   workDir = mkdtempSync(path.join(tmpdir(), "gpucloud-bundle-"));
 });
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 const METAFILE = path.join(ROOT, "build", "gpucloud-tf.meta.json");
+/** A warning Node prints on its own, e.g. `(node:123) ExperimentalWarning: ...` or an unknown flag. */
+const NODE_NOTICE = /^\(node:\d+\)|^Warning:|unrecognized flag|bad option/im;
 
-function runBundle(command: string, env: NodeJS.ProcessEnv, stdin = "{}"): Promise<Ran> {
-  return runProcess(process.execPath, [BUNDLE, command], { cwd: workDir, env: { PATH: process.env.PATH, ...env }, stdin });
+async function runBundle(command: string, env: NodeJS.ProcessEnv, stdin = "{}"): Promise<Ran> {
+  const ran = await runProcess(SCRIPT_NODE, [BUNDLE, command], { cwd: workDir, env: { PATH: SCRIPT_PATH, ...env }, stdin });
+  expect(ran.stderr).not.toMatch(NODE_NOTICE);
+  return ran;
 }
 
 function flavor(i: number, overrides: Record<string, unknown> = {}) {
@@ -70,48 +78,30 @@ async function listen(server: http.Server): Promise<number> {
 const credentials = { GPUCLOUD_USERNAME: "bundle-test", GPUCLOUD_PASSWORD: "bundle-test-pw", GPUCLOUD_TIMEOUT_SECONDS: "20" };
 
 describe("runtime bundle", () => {
-  test("carries Agent and request of undici, and of zod the mini API with only the en locale", () => {
+  test("carries no undici, of zod the mini API with only the en locale, and changes no V8 flag", () => {
     if (!existsSync(METAFILE)) throw new Error(`${METAFILE} is missing: run npm run build`);
     const meta = JSON.parse(readFileSync(METAFILE, "utf8"));
-    // Paths from node_modules on, whether esbuild reached it directly or through a symlink, of the
-    // modules that put code into the bundle (a barrel that only re-exports, such as zod's
-    // locales/index.js, is an input with nothing in the output).
+    // Paths from node_modules on, of the modules that put code into the bundle (a barrel that
+    // only re-exports, such as zod's locales/index.js, is an input with nothing in the output).
     const outputInputs = (Object.values(meta.outputs)[0] as { inputs: Record<string, { bytesInOutput: number }> }).inputs;
-    const bundled = Object.entries(outputInputs)
+    const inputs = Object.entries(outputInputs)
       .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
-      .map(([input]) => input);
-    // Modules the bundle plugin writes itself are named "<namespace>:<path they stand in for>".
-    expect(bundled).toContain("llhttp-constants:node_modules/undici/lib/llhttp/constants.js");
-    const inputs = bundled.filter((input) => !/^[a-z-]+:/.test(input)).map((input) => input.replace(/^.*?(?=node_modules\/)/, ""));
-
-    expect(inputs).toContain("node_modules/undici/lib/dispatcher/agent.js");
-    expect(inputs).toContain("node_modules/undici/lib/api/api-request.js");
+      .map(([input]) => input.replace(/^.*?(?=node_modules\/)/, ""));
+    // Only files of this repository and of zod, each from where a plain bundle finds it.
+    expect(inputs.filter((input) => !input.startsWith("src/") && !input.startsWith("node_modules/zod/"))).toEqual([]);
+    expect(inputs).toContain("src/client/node-http-sender.ts");
     expect(inputs).toContain("node_modules/zod/v4/locales/en.js");
-    const unwanted = inputs.filter(
-      (input) =>
-        /undici\/lib\/(web|mock|cache|interceptor)\//.test(input) ||
-        /undici\/(index\.js|lib\/dispatcher\/client-h2\.js|lib\/global\.js|lib\/core\/tree\.js|lib\/llhttp\/constants\.js)$/.test(input) ||
-        /zod\/v4\/locales\/(?!en\.js)/.test(input) ||
-        // the classic (method-chaining) API: src/client/schemas.ts uses zod/mini
-        /zod\/v4\/classic\//.test(input),
-    );
-    expect(unwanted).toEqual([]);
+    // zod's other locales and its classic (method-chaining) API: src/client/schemas.ts uses zod/mini.
+    expect(inputs.filter((input) => /zod\/v4\/locales\/(?!en\.js)|zod\/v4\/classic\//.test(input))).toEqual([]);
 
-    const text = readFileSync(BUNDLE_MAIN, "utf8");
-    // No path of the machine that built it (module names are relative to the repository).
-    expect(text).not.toContain(ROOT);
-    // node:http only in the shim's place: undici parses HTTP itself (scripts/bundle/undici-no-http.cjs).
-    for (const builtin of ["node:http", "node:http2", "node:assert", "node:sqlite", "node:zlib"]) {
-      expect(text).not.toContain(`require("${builtin}")`);
+    for (const file of [BUNDLE, BUNDLE_MAIN]) {
+      const text = readFileSync(file, "utf8");
+      // No path of the machine that built it.
+      expect(text).not.toContain(ROOT);
+      expect(text).not.toContain("setFlagsFromString");
+      expect(text).not.toContain('require("node:v8")');
+      expect(text).not.toContain('require("v8")');
     }
-    // undici's wasm parser is compiled with Liftoff only, and the flag is reset after the compile;
-    // tier-up is turned off by name (V8 13, in Node 24, does not tie it to --liftoff-only).
-    // It is compiled whole on V8's worker threads, not function by function on first use.
-    expect(text).toContain('"--liftoff-only --no-wasm-lazy-compilation --no-wasm-tier-up --no-wasm-dynamic-tiering"');
-    expect(text).toContain('"--no-liftoff-only --wasm-lazy-compilation"');
-    // ... from the .wasm files beside the bundle, not from base64 inside it ("AGFzbQ" is "\0asm").
-    expect(text).not.toContain("AGFzbQ");
-    expect(text).toContain('"llhttp_simd.wasm"');
   });
 
   test("a malformed response is reported with zod's English message", async () => {
@@ -126,7 +116,7 @@ describe("runtime bundle", () => {
     }
   });
 
-  test("response header names are matched whatever their case (without undici's header-name tree)", async () => {
+  test("response header names are matched whatever their case", async () => {
     const server = http.createServer((req, res) => {
       req.resume();
       res.writeHead(401, { "CONTENT-TYPE": "Text/HTML" }).end("<html>denied</html>");
@@ -152,9 +142,9 @@ describe("runtime bundle", () => {
       const stack = path.join(project, "cdktf.out", "stacks", "app");
       const assets = path.join(stack, "assets", "gpucloud-runtime", "0123abcd");
       cpSync(path.dirname(BUNDLE), assets, { recursive: true });
-      const ran = await runProcess(process.execPath, [path.join(assets, "gpucloud-tf.js"), "flavors"], {
+      const ran = await runProcess(SCRIPT_NODE, [path.join(assets, "gpucloud-tf.js"), "flavors"], {
         cwd: stack,
-        env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` },
+        env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}` },
         stdin: "{}",
       });
       expect(ran.stderr).not.toContain("require is not defined");
@@ -193,7 +183,7 @@ describe("runtime bundle", () => {
     try {
       const ran = await runProcess("/bin/sh", ["-c", `(${writer}) | "$NODE" "$SCRIPT" flavors`], {
         cwd: workDir,
-        env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, NODE: process.execPath, SCRIPT: BUNDLE },
+        env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, NODE: SCRIPT_NODE, SCRIPT: BUNDLE },
       });
       expect(ran.stderr).not.toContain("error");
       expect(ran.code).toBe(0);
@@ -205,77 +195,53 @@ describe("runtime bundle", () => {
 
   test("a stdin that is never closed still ends the run: the watchdog fires 15 s after the budget", async () => {
     const started = Date.now();
-    const child = spawn(process.execPath, [BUNDLE, "token-read"], {
+    const child = spawn(SCRIPT_NODE, [BUNDLE, "flavors"], {
       cwd: workDir,
-      env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: "http://127.0.0.1:9", GPUCLOUD_TIMEOUT_SECONDS: "1" },
+      env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: "http://127.0.0.1:9", GPUCLOUD_TIMEOUT_SECONDS: "1" },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.stdin.write('{"name":'); // and never more, never closed
+    child.stdin.write('{"gpu":'); // and never more, never closed
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     child.stdin.destroy();
+    keepStderr(stderr);
     expect(code).toBe(1);
     expect(stderr).toContain("gave up after 16s without finishing");
     expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
   }, 40_000);
 
-  // Costs a successful run must not pay: a second connection, node:http or node:crypto, or a
-  // stack trace formatted (V8 then indexes every line of the 230 KiB bundle).
-  test("a token read uses one connection, loads neither node:http nor node:crypto and formats no stack trace", async () => {
+  // What a plan's inventory read must not cost: a second connection, or node:https, node:tls and
+  // node:crypto where the API is plain http (md5 in plain JS; sha-256 only in the provisioners).
+  test("a token inventory uses one connection, loads neither node:https nor node:crypto, and Node prints nothing", async () => {
     const emulator = await startEmulator({ users: [{ username: credentials.GPUCLOUD_USERNAME, password: credentials.GPUCLOUD_PASSWORD }] });
-    const preload = path.join(workDir, "report-costs.js");
+    const preload = path.join(workDir, "report-builtins.js");
+    const report = path.join(workDir, "builtins.txt");
     writeFileSync(
       preload,
-      `let stacks = 0;
-      Error.prepareStackTrace = (error, frames) => { stacks++; return [String(error), ...frames.map((f) => "    at " + f)].join("\\n"); };
-      process.on("exit", () => {
-        process._rawDebug("builtins: " + process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(","));
-        process._rawDebug("stacks formatted: " + stacks);
-      });`,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(",")));`,
     );
     try {
-      emulator.addToken({ name: "one-connection" });
-      const ran = await runProcess(process.execPath, ["--require", preload, BUNDLE, "token-read"], {
+      const token = emulator.addToken({ name: "one-connection" });
+      const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "token-inventory"], {
         cwd: workDir,
-        env: { PATH: process.env.PATH, ...credentials, GPUCLOUD_BASE_URL: emulator.url },
-        stdin: JSON.stringify({ name: "one-connection" }),
+        env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: emulator.url },
+        stdin: JSON.stringify({ "a1.name": "one-connection" }),
       });
+      expect(ran.stderr).not.toMatch(NODE_NOTICE);
       expect(ran.code).toBe(0);
-      expect(JSON.parse(ran.stdout).name).toBe("one-connection");
-      expect(emulator.stats()).toMatchObject({ requests: 2, logins: 1, connections: 1 });
-      const builtins = /builtins: (.*)/.exec(ran.stderr)?.[1]?.split(",") ?? [];
-      expect(builtins).toContain("NativeModule net");
-      expect(builtins).not.toContain("NativeModule http");
-      // md5 in plain JS, CRC-32 for the code cache: node:crypto is for the provisioners only.
-      expect(builtins).not.toContain("NativeModule crypto");
-      expect(ran.stderr).toContain("stacks formatted: 0");
+      expect(JSON.parse(ran.stdout)).toMatchObject({ "a1.id": token.id, "a1.in_sync": "true" });
+      expect(emulator.stats()).toMatchObject({ logins: 1, connections: 1 });
+      const builtins = readFileSync(report, "utf8").split(",");
+      expect(builtins).toContain("NativeModule http");
+      for (const unwanted of ["NativeModule https", "NativeModule tls", "NativeModule crypto"]) expect(builtins).not.toContain(unwanted);
     } finally {
       await emulator.close();
     }
   });
 
-  test("the node:http stand-in takes the header limit from --max-http-header-size as node:http does", () => {
-    const standIn = path.join(ROOT, "scripts", "bundle", "undici-no-http.cjs");
-    const cases: Array<[string, string[]]> = [
-      ["", []],
-      ["--max-http-header-size=32768", []],
-      ["--max-http-header-size 1000", []],
-      ["--max-http-header-size=1000", ["--max-http-header-size=2000"]],
-    ];
-    for (const [nodeOptions, argv] of cases) {
-      const ran = spawnSync(
-        process.execPath,
-        [...argv, "-e", `console.log(require(${JSON.stringify(standIn)}).maxHeaderSize, require("node:http").maxHeaderSize)`],
-        { env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions }, encoding: "utf8" },
-      );
-      const [ours, nodes] = ran.stdout.trim().split(" ");
-      expect({ nodeOptions, argv, size: ours }).toEqual({ nodeOptions, argv, size: nodes });
-    }
-  });
-
   const hasOpenssl = spawnSync("openssl", ["version"]).status === 0;
-  (hasOpenssl ? test : test.skip)("https works without undici's HTTP/2 code (TLS loaded on connect)", async () => {
+  (hasOpenssl ? test : test.skip)("https works (node:https loaded for an https: URL only)", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "gpucloud-bundle-tls-"));
     try {
       const key = path.join(dir, "key.pem");

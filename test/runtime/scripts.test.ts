@@ -8,6 +8,7 @@ import path from "node:path";
 import { App } from "cdktf";
 import { GpuCiStack } from "../../examples/main";
 import { defaultFlavors, md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
+import { SCRIPT_PATH } from "../support/processes";
 import { runExternal, runLocalExec, type Ran } from "../support/synthesized-commands";
 
 const PASSWORD = "scripts-test-password-81f2";
@@ -61,7 +62,7 @@ describe("synthesized scripts against the emulator", () => {
   beforeAll(async () => {
     emulator = await startEmulator({ users: [{ username: "ci-bot", password: PASSWORD }] });
     env = {
-      PATH: process.env.PATH,
+      PATH: SCRIPT_PATH,
       GPUCLOUD_BASE_URL: emulator.url,
       GPUCLOUD_USERNAME: "ci-bot",
       GPUCLOUD_PASSWORD: PASSWORD,
@@ -160,7 +161,7 @@ describe("synthesized scripts against the emulator", () => {
     expect(wrong.stderr).toMatch(/gpucloud: error: flavors: .*(401|invalid username or password)/i);
     expect(wrong.stderr).not.toContain("wrong-password-xyz");
 
-    const missing = record(await runExternal(dir, external(config, "inventory"), { PATH: process.env.PATH, GPUCLOUD_BASE_URL: emulator.url }));
+    const missing = record(await runExternal(dir, external(config, "inventory"), { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url }));
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("GPUCLOUD_API_TOKEN");
     expect(missing.stderr).toContain("GPUCLOUD_USERNAME");

@@ -1,7 +1,27 @@
 // Programs run as processes: one child run to its end, and a program bundled from the sources,
 // as the suites that start the script or a CLI need them.
 import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import path from "node:path";
 import { buildSync } from "esbuild";
+
+/**
+ * The node that runs the script Terraform runs, in the tests that start it: the binary named by
+ * GPUCLOUD_TEST_NODE (.ci/run sets it to each supported Node line in turn), else the node that
+ * runs the tests.
+ */
+export const SCRIPT_NODE = process.env.GPUCLOUD_TEST_NODE || process.execPath;
+/** PATH with SCRIPT_NODE's folder first, so that `node` in a synthesized command is that one. */
+export const SCRIPT_PATH = [path.dirname(SCRIPT_NODE), process.env.PATH ?? ""].join(path.delimiter);
+
+/**
+ * Keeps what a child printed on stderr in the file GPUCLOUD_TEST_STDERR_LOG names, when set:
+ * .ci/run fails on any line of it in which Node reports a warning or an unknown flag.
+ */
+export function keepStderr(stderr: string): void {
+  const log = process.env.GPUCLOUD_TEST_STDERR_LOG;
+  if (log && stderr !== "") appendFileSync(log, stderr.endsWith("\n") ? stderr : `${stderr}\n`);
+}
 
 export interface Ran {
   readonly code: number | null;
@@ -25,7 +45,10 @@ export function runProcess(file: string, args: readonly string[], opts: RunOptio
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code) => {
+      keepStderr(stderr);
+      resolve({ code, stdout, stderr });
+    });
     if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
   });
 }
