@@ -386,6 +386,23 @@ describe("responses", () => {
     expect(e.kind).toBe("protocol");
     expect(e.message).toMatch(/HTTP 200 from GET \/flavors with a non-JSON body \(text\/plain\): "OK"/);
   });
+
+  it.each([
+    ["says so in its content-length", true],
+    ["is sent chunked", false],
+  ])("refuses a response over 16 MiB that %s, without reading it to its end", async (_how, announced) => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const server = await stub(async (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", ...(announced ? { "content-length": String(32 * chunk.length) } : {}) });
+      // 32 MiB, in steps that wait for the client: it stops reading at 16.
+      for (let i = 0; i < 32 && !res.destroyed; i++) if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+      res.end();
+    });
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, retry: { maxAttempts: 1 } });
+    const e = await caught(client.listFlavors());
+    expect(e.kind).toBe("protocol");
+    expect(e.message).toMatch(/GET \/flavors: response too large/);
+  });
 });
 
 describe("retries", () => {
