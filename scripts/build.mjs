@@ -57,7 +57,6 @@ await build({
   ...runtimeOptions,
   entryPoints: [at("src/runtime/launcher.ts")],
   outfile: at("lib/assets/gpucloud-tf.js"),
-  external: ["./gpucloud-tf-main.js"],
   banner: { js: "#!/usr/bin/env node\n// Bundled by cdktf-gpucloud; run by Terraform (external data source and local-exec)." },
 });
 

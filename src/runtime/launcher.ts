@@ -18,6 +18,7 @@
 import * as nodeModule from "node:module";
 import path from "node:path";
 
+const MAIN_FILE = "gpucloud-tf-main.js";
 const CODE_CACHE_DIR = ".gpucloud-cache";
 const NO_CODE_CACHE_ENV = "GPUCLOUD_NO_CODE_CACHE";
 
@@ -30,8 +31,9 @@ function launch(): void {
       // Only a cache.
     }
   }
+  // The script beside this file in lib/assets (a path, not a module of the sources: scripts/build.mjs bundles the two apart).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require("./gpucloud-tf-main.js") as { runScript(): void }).runScript();
+  (require(path.join(__dirname, MAIN_FILE)) as { runScript(): void }).runScript();
 }
 
 if (require.main === module) launch();
