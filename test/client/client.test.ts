@@ -526,6 +526,24 @@ describe("retries", () => {
     expect(sleeps).toHaveLength(2);
   });
 
+  it("gives a connect that never completes (a TLS handshake left unanswered) the connect timeout: kind timeout, not sent", async () => {
+    // Accepts TCP connections and says nothing, so the TLS handshake of an https: URL never ends.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    track({ close: () => new Promise<void>((r) => (sockets.forEach((s) => s.destroy()), silent.close(() => r()))) });
+    const port = (silent.address() as net.AddressInfo).port;
+    const { client } = makeClient(`https://127.0.0.1:${port}`, { credentials: { apiToken: "test-api-token" }, connectTimeoutMs: 300, retry: { maxAttempts: 1 } });
+    const started = Date.now();
+    const e = await caught(client.listFlavors());
+    expect(e.kind).toBe("timeout");
+    expect(e.retryable).toBe(true);
+    expect(e.mayHaveBeenProcessed).toBe(false);
+    expect(e.message).toMatch(/GET \/flavors: connect timed out/);
+    // The connect timeout, not the 2 s request timeout.
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
   it("times out a slow response (whole-request timeout)", async () => {
     const server = await stub(async (_req, res) => {
       await pause(1000, res);

@@ -6,7 +6,6 @@
 import { sendWith } from "./helpers";
 
 sendWith("node-http");
-/* eslint-disable @typescript-eslint/no-require-imports */
 require("./client.test");
 require("./emulator.test");
 require("./fault-scenarios.test");
