@@ -1,5 +1,5 @@
 import { ConfigError, envPrefixOf, runBudgetMsOrDefault } from "../shared/config";
-import type { GpuCloudClient } from "../client";
+import type { ApiClient } from "../client/client";
 import { withClient, type RuntimeContext } from "../shared/context";
 import {
   accountDigest,
@@ -313,7 +313,7 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
  * same name in another folder, a create that committed after its settle window). Warned, never
  * fatal: the create itself succeeded.
  */
-async function lookAgainAfterCreate(ctx: RuntimeContext, client: GpuCloudClient, created: TokenView, name: string): Promise<void> {
+async function lookAgainAfterCreate(ctx: RuntimeContext, client: ApiClient, created: TokenView, name: string): Promise<void> {
   let again: TokenView[];
   try {
     again = tokensNamed(await allTokens(client, ctx), name, created.id).matches;
