@@ -9,6 +9,7 @@ import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 import { tokenValues } from "../../src/runtime/token-value";
+import { keepStderr, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const USER = { username: "value-bot", password: "value-password-7e3f" };
 const PROD = { username: "value-prod-bot", password: "value-prod-password-1a6c", account: "prod" };
@@ -71,12 +72,15 @@ describe("valueInState: false and token-value", () => {
   /** The script as local_command runs it (asynchronously: the emulator answers from this process). */
   const runScript = (input: string): Promise<{ status: number | null; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      const child = spawn(process.execPath, [SCRIPT, "token-value"], { env: { PATH: process.env.PATH, ...env() } });
+      const child = spawn(SCRIPT_NODE, [SCRIPT, "token-value"], { env: { PATH: SCRIPT_PATH, ...env() } });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
       child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-      child.on("close", (status) => resolve({ status, stdout, stderr }));
+      child.on("close", (status) => {
+        keepStderr(stderr);
+        resolve({ status, stdout, stderr });
+      });
       child.stdin.end(input);
     });
 
