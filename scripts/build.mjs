@@ -67,6 +67,7 @@ const tools = [
   ["tools/demo.ts", "build/tools/demo.js"],
   ["examples/main.ts", "build/examples/main.js"],
   ["tools/bench/script-cost.ts", "build/tools/script-cost.js"],
+  ["tools/bench/plan-ratio.ts", "build/tools/bench/plan-ratio.js"],
   ["tools/bench/plan-cost.ts", "build/tools/bench/plan-cost.js"],
   ["tools/bench/client-faults.ts", "build/tools/bench/client-faults.js"],
   ["tools/bench/fault-matrix.ts", "build/tools/bench/fault-matrix.js"],
