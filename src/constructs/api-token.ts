@@ -80,9 +80,10 @@ function fromTriggers(trigger: string): string {
  * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
  *   change when the configuration changes or the inventory finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
- * - the stack's one `data.external` read after the writes, which has an instance only while
- *   some token of the stack is being written. In sync, the attributes come from the inventory
- *   and are known at plan time; being written, from that read.
+ * - the `data.external` read after the writes of its group of tokens (one per 25 ApiTokens of
+ *   the stack), which has an instance only while some token of the group is being written. In
+ *   sync, the attributes come from the inventory and are known at plan time; being written, from
+ *   that read.
  */
 export class ApiToken extends Construct {
   /** The API's limit on a token's name, in characters. */
@@ -187,13 +188,14 @@ export class ApiToken extends Construct {
       ],
     });
 
-    inventory.addWrite(sync);
+    inventory.addWrite(key, sync);
+    const afterWrite = inventory.afterWriteAddress(key);
 
-    // In sync: the inventory's value, known at plan time. Being written: the stack's read after
+    // In sync: the inventory's value, known at plan time. Being written: the group's read after
     // the writes. one() of the splat is null while that read has no instance, where [0] would fail.
     const stack = TerraformStack.of(this);
     const attributeExpression = (field: string) =>
-      `${inSync} ? ${observed(field)} : one(${inventory.afterWriteAddress}[*].result["${inventoryKey(key, field)}"])`;
+      `${inSync} ? ${observed(field)} : one(${afterWrite}[*].result["${inventoryKey(key, field)}"])`;
     this.idExpression = attributeExpression(InventoryResultField.ID);
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {

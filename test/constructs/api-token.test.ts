@@ -68,9 +68,7 @@ describe("ApiToken synthesis", () => {
     expect(read.program[2]).toBe("token-inventory");
     expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
-    expect(read.count).toBe(
-      `\${length([for k, v in data.external.${inventoryName}.result : k if endswith(k, ".in_sync") && v != "true"]) > 0 ? 1 : 0}`,
-    );
+    expect(read.count).toBe(`\${alltrue([for k in ["${key}.in_sync"] : data.external.${inventoryName}.result[k] == "true"]) ? 0 : 1}`);
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
@@ -106,9 +104,45 @@ describe("ApiToken synthesis", () => {
     // The plan-time read speaks at plan and apply; the read after the writes, at apply, when it says something else.
     expect(planned.condition).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "") == ""}`);
     expect(planned.error_message).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "")}`);
-    expect(written.condition).toContain(`[for r in data.external.${after} : lookup(r.result, "warnings", "") if`);
-    expect(written.condition).toContain(`!= lookup(data.external.${inventory}.result, "warnings", "")]`);
-    expect(written.error_message).toMatch(/^\$\{join\("\\n", \[for r in /);
+    // Each group's read answers for its tokens: its lines that the plan-time read did not have.
+    expect(written.condition).toContain(`[for r in concat(data.external.${after}) : [for w in split("\\n", lookup(r.result, "warnings", "")) : w if`);
+    expect(written.condition).toContain(`!contains(split("\\n", lookup(data.external.${inventory}.result, "warnings", "")), w)`);
+    expect(written.error_message).toMatch(/^\$\{join\("\\n", distinct\(flatten\(\[for r in /);
+  });
+
+  test("a read after the writes per group of 25 tokens: each waits for its own tokens only, and their attributes refer to it", () => {
+    const json = synth((stack) => {
+      for (let i = 0; i < 60; i++) {
+        const token = new ApiToken(stack, `t${i}`, { name: `token-${i}` });
+        new TerraformOutput(stack, `id${i}`, { value: token.tokenId });
+      }
+    });
+    const externals = json.data.external as Record<string, any>;
+    const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))!;
+    const groupNumber = (name: string) => Number(/after-write(?:-(\d+))?_/.exec(name)?.[1] ?? 1);
+    const reads = Object.entries(externals)
+      .filter(([k]) => k.includes("after-write"))
+      .sort(([a], [b]) => groupNumber(a) - groupNumber(b));
+    expect(reads.map(([, read]) => read.depends_on.length)).toEqual([25, 25, 10]);
+    const syncs = json.resource.null_resource as Record<string, any>;
+    const syncOf = (i: number) => Object.keys(syncs).find((k) => k.startsWith(`t${i}_sync_`))!;
+    const merged: Record<string, string> = {};
+    reads.forEach(([name, read], g) => {
+      const members = Array.from({ length: read.depends_on.length }, (_, j) => g * 25 + j);
+      expect(read.depends_on).toEqual(members.map((i) => `null_resource.${syncOf(i)}`));
+      const keys = members.map((i) => syncs[syncOf(i)].triggers.key);
+      expect(read.count).toBe(
+        `\${alltrue([for k in [${keys.map((k) => `"${k}.in_sync"`).join(", ")}] : data.external.${inventoryName}.result[k] == "true"]) ? 0 : 1}`,
+      );
+      expect(read.query.after_write).toBe("true");
+      expect(read.query.workspace).toBe("${terraform.workspace}");
+      expect(Object.keys(read.query)).toHaveLength(keys.length + 2);
+      Object.assign(merged, read.query);
+      for (const i of members) expect(json.output[`id${i}`].value).toContain(`one(data.external.${name}[*].result["${syncs[syncOf(i)].triggers.key}.id"])`);
+    });
+    // Together, the groups ask exactly what the inventory asks.
+    delete merged.after_write;
+    expect(merged).toEqual(externals[inventoryName].query);
   });
 
   test("leaves the description unmanaged when it is not given", () => {

@@ -287,6 +287,44 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     await p.steady();
   });
 
+  test("30 tokens, two groups of reads after the writes: a write in the second reads that group only, and every output is right", async () => {
+    const stackOf = (description27: string) => (stack: TerraformStack) => {
+      for (let i = 0; i < 30; i++) {
+        const token = new ApiToken(stack, `t${i}`, { name: `grp-${i}`, description: i === 27 ? description27 : "d" });
+        new TerraformOutput(stack, `id${i}`, { value: token.tokenId });
+        if (i === 0 || i === 29) new TerraformOutput(stack, `token${i}`, { value: token.token, sensitive: true });
+      }
+    };
+    const p = new Project().synth(stackOf("v1"));
+    const tf = await p.init();
+    await tf.apply({ check: true, timeoutMs: 300_000 });
+    const outputs = await tf.output();
+    for (let i = 0; i < 30; i++) expect(outputs[`id${i}`].value).toBe(named(`grp-${i}`)[0].id);
+    expect(outputs.token0.value).toBe(named("grp-0")[0].token);
+    expect(outputs.token29.value).toBe(named("grp-29")[0].token);
+    await p.steady();
+
+    p.synth(stackOf("v2"));
+    const plan = await tf.plan({ check: true });
+    const changes = outputChanges(plan.plan!);
+    expect(changes.id0.actions).toEqual(["no-op"]);
+    expect(changes.id26.actions).toEqual(["no-op"]);
+    expect(changes.id26.after).toBe(named("grp-26")[0].id);
+    expect(changes.id27.actions).toEqual(["update"]);
+    const actions = resourceActions(plan.plan!);
+    expect(Object.entries(actions).filter(([, a]) => !["read", "no-op"].includes(a.join()))).toEqual([
+      [expect.stringMatching(/^null_resource\.t27_sync_/), ["delete", "create"]],
+    ]);
+    // The second group's read waits for t27's write; the first group's has no instance.
+    expect(Object.keys(actions).filter((address) => address.includes("after-write"))).toEqual([
+      expect.stringMatching(/^data\.external\.gpucloud-token-inventory_after-write-2_[0-9A-F]+\[0\]$/),
+    ]);
+    await tf.apply({ check: true });
+    expect(named("grp-27")).toEqual([expect.objectContaining({ description: "v2" })]);
+    expect((await tf.output()).id27.value).toBe(named("grp-27")[0].id);
+    await p.steady();
+  });
+
   test("two ApiTokens with the same name fail at synth, before Terraform runs", () => {
     expect(() =>
       new Project().synth((stack) => {
