@@ -29,9 +29,12 @@ describe("ApiToken synthesis", () => {
     expect(key).toMatch(/^[0-9a-f]{42}$/);
     expect(sync.triggers).toMatchObject({ name: "ci-pipeline", description: "for CI", workspace: "${terraform.workspace}", path: "test/ci" });
     // Unknown at plan only when the inventory says the API differs.
-    const inventoryRef = `data.external.gpucloud-token-inventory_`;
-    expect(sync.triggers.api_in_sync).toContain(inventoryRef);
-    expect(sync.triggers.api_in_sync).toContain(`.result["${key}.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
+    // Through a local value holding the inventory's result (Terraform decodes a data source's result for every expression that reads it).
+    const observed = only<string>(json.locals);
+    const observedName = Object.keys(json.locals)[0];
+    expect(observedName).toMatch(/^gpucloud-token-inventory_observed_[0-9A-F]+$/);
+    expect(observed).toMatch(/^\$\{data\.external\.gpucloud-token-inventory_[0-9A-F]+\.result\}$/);
+    expect(sync.triggers.api_in_sync).toBe(`\${local.${observedName}["${key}.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
     expect(sync.triggers.api_in_sync).not.toContain("undefined");
 
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
@@ -68,7 +71,8 @@ describe("ApiToken synthesis", () => {
     expect(read.program[2]).toBe("token-inventory");
     expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
-    expect(read.count).toBe(`\${alltrue([for k in ["${key}.in_sync"] : data.external.${inventoryName}.result[k] == "true"]) ? 0 : 1}`);
+    expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
+    expect(read.count).toBe(`\${alltrue([for k in ["${key}.in_sync"] : local.${observedName}[k] == "true"]) ? 0 : 1}`);
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
@@ -99,14 +103,16 @@ describe("ApiToken synthesis", () => {
     });
     const inventory = Object.keys(json.data.external).find((k) => !k.includes("after-write"))!;
     const after = Object.keys(json.data.external).find((k) => k.includes("after-write"))!;
+    const observed = `local.${Object.keys(json.locals)[0]}`;
+    expect(json.locals[Object.keys(json.locals)[0]]).toBe(`\${data.external.${inventory}.result}`);
     expect(Object.keys(json.check)).toEqual(["gpucloud_api_tokens"]);
     const [planned, written] = json.check.gpucloud_api_tokens.assert;
     // The plan-time read speaks at plan and apply; the read after the writes, at apply, when it says something else.
-    expect(planned.condition).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "") == ""}`);
-    expect(planned.error_message).toBe(`\${lookup(data.external.${inventory}.result, "warnings", "")}`);
+    expect(planned.condition).toBe(`\${lookup(${observed}, "warnings", "") == ""}`);
+    expect(planned.error_message).toBe(`\${lookup(${observed}, "warnings", "")}`);
     // Each group's read answers for its tokens: its lines that the plan-time read did not have.
     expect(written.condition).toContain(`[for r in concat(data.external.${after}) : [for w in split("\\n", lookup(r.result, "warnings", "")) : w if`);
-    expect(written.condition).toContain(`!contains(split("\\n", lookup(data.external.${inventory}.result, "warnings", "")), w)`);
+    expect(written.condition).toContain(`!contains(split("\\n", lookup(${observed}, "warnings", "")), w)`);
     expect(written.error_message).toMatch(/^\$\{join\("\\n", distinct\(flatten\(\[for r in /);
   });
 
@@ -118,7 +124,7 @@ describe("ApiToken synthesis", () => {
       }
     });
     const externals = json.data.external as Record<string, any>;
-    const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))!;
+    const observedName = Object.keys(json.locals)[0];
     const groupNumber = (name: string) => Number(/after-write(?:-(\d+))?_/.exec(name)?.[1] ?? 1);
     const reads = Object.entries(externals)
       .filter(([k]) => k.includes("after-write"))
@@ -132,7 +138,7 @@ describe("ApiToken synthesis", () => {
       expect(read.depends_on).toEqual(members.map((i) => `null_resource.${syncOf(i)}`));
       const keys = members.map((i) => syncs[syncOf(i)].triggers.key);
       expect(read.count).toBe(
-        `\${alltrue([for k in [${keys.map((k) => `"${k}.in_sync"`).join(", ")}] : data.external.${inventoryName}.result[k] == "true"]) ? 0 : 1}`,
+        `\${alltrue([for k in [${keys.map((k) => `"${k}.in_sync"`).join(", ")}] : local.${observedName}[k] == "true"]) ? 0 : 1}`,
       );
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
@@ -142,7 +148,7 @@ describe("ApiToken synthesis", () => {
     });
     // Together, the groups ask exactly what the inventory asks.
     delete merged.after_write;
-    expect(merged).toEqual(externals[inventoryName].query);
+    expect(merged).toEqual(Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query);
   });
 
   test("leaves the description unmanaged when it is not given", () => {
@@ -202,16 +208,16 @@ describe("ApiToken synthesis", () => {
     const key = only<any>(json.resource.null_resource).triggers.key;
     expect(json.output.id.value).toMatch(
       new RegExp(
-        `^\\$\\{\\(data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.in_sync"\\] == "true" \\? ` +
-          `data\\.external\\.gpucloud-token-inventory_[0-9A-F]+\\.result\\["${key}\\.id"\\] : ` +
+        `^\\$\\{\\(local\\.gpucloud-token-inventory_observed_[0-9A-F]+\\["${key}\\.in_sync"\\] == "true" \\? ` +
+          `local\\.gpucloud-token-inventory_observed_[0-9A-F]+\\["${key}\\.id"\\] : ` +
           `one\\(data\\.external\\.gpucloud-token-inventory_after-write_[0-9A-F]+\\[\\*\\]\\.result\\["${key}\\.id"\\]\\)\\)\\}$`,
       ),
     );
     expect(json.output.token.value).toMatch(/^\$\{sensitive\(.*\.token"\] : one\(data\.external\.gpucloud-token-inventory_after-write_[0-9A-F]+\[\*\]\.result\["[0-9a-f]+\.token"\]\)\)\}$/);
     expect(json.output.token.sensitive).toBe(true);
     expect(json.output.created.value).toContain("tonumber(");
-    expect(json.output.created.value).toContain(`result["${key}.created_at"]`);
-    expect(json.output.used.value).toContain(`result["${key}.last_used"]`);
+    expect(json.output.created.value).toContain(`["${key}.created_at"]`);
+    expect(json.output.used.value).toContain(`["${key}.last_used"]`);
     for (const o of Object.values<any>(json.output)) expect(o.value).not.toContain("undefined");
   });
 
@@ -223,9 +229,9 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "later", { value: Op.add(token.createdAt, 1) });
       new TerraformOutput(stack, "text", { value: `id=${token.tokenId}` });
     });
-    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(data\.external\..* \? .* : one\(.*\)\)\)\}$/);
+    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(local\..* \? .* : one\(.*\)\)\)\}$/);
     expect(json.output.later.value).toMatch(/^\$\{\(tonumber\(.*\) \+ 1\)\}$/);
-    expect(json.output.text.value).toMatch(/^id=\$\{\(data\.external\..*\)\}$/);
+    expect(json.output.text.value).toMatch(/^id=\$\{\(local\..*\)\}$/);
   });
 
   test("gives each token its own key, and shares one provider and one script per stack", () => {
