@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
+import { foldTokenName } from "../client/operations";
 import { accountDigest } from "./handoff";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
@@ -58,9 +59,11 @@ function readLock(file: string): string | undefined {
  * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
  * count it (apiDigest: trailing slashes, white space, the case of scheme and host aside), so two spellings of one
  * address share a lock. Two accounts (variable prefixes) never share one, even on one address.
+ * The name counts folded, as a create half matches names (foldTokenName): "CI" and "ci " are one
+ * name, so they share a lock, or both would list no such token and both create one.
  */
 export function nameLockPath(cwd: string, apiUrl: string, name: string, envPrefix: string = DEFAULT_ENV_PREFIX): string {
-  const digest = sha256Hex(`${accountDigest(envPrefix, apiUrl)}\n${name}`).slice(0, 24);
+  const digest = sha256Hex(`${accountDigest(envPrefix, apiUrl)}\n${foldTokenName(name)}`).slice(0, 24);
   return path.join(cwd, HANDOFF_DIR, `lock-${digest}`);
 }
 

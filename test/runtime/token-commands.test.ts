@@ -251,12 +251,31 @@ describe("token provisioner commands", () => {
     expect(readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("lock-"))).toEqual([]);
   });
 
+  test("two create halves whose names differ only in case and surrounding spaces (known only at apply) make one token", async () => {
+    const cwd = folder();
+    emulator.setFaults({ latencyMs: 150 });
+    try {
+      // A name matches another after trimming and case-folding, so both halves must take one lock:
+      // with a lock per spelling, both list no such token and both create one.
+      await Promise.all(
+        ["Fold-Raced", "fold-raced "].map((name, i) =>
+          run(applyToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: name, GPUCLOUD_TOKEN_KEY: `c8fold${i}` } }),
+        ),
+      );
+      expect(emulator.tokens().filter((t) => t.name.trim().toLowerCase() === "fold-raced")).toHaveLength(1);
+    } finally {
+      emulator.setFaults({});
+    }
+  });
+
   test("one lock per name and API, whatever the spelling of the API's address", () => {
     const cwd = "/stack";
     const lock = nameLockPath(cwd, "https://api.example.com/v1", "ci");
     expect(nameLockPath(cwd, " HTTPS://API.example.com/v1// ", "ci")).toBe(lock);
     expect(nameLockPath(cwd, "https://api.example.com/v2", "ci")).not.toBe(lock);
     expect(nameLockPath(cwd, "https://api.example.com/v1", "cd")).not.toBe(lock);
+    // Names are matched after trimming and case-folding, so they are locked that way too.
+    expect(nameLockPath(cwd, "https://api.example.com/v1", " CI ")).toBe(lock);
     // The path's case is the API's own: two tenants' locks are apart.
     expect(nameLockPath(cwd, "https://api.example.com/V1", "ci")).not.toBe(lock);
   });
