@@ -90,6 +90,15 @@ function sameLock(a: SeenLock, b: SeenLock | undefined): boolean {
 }
 
 /**
+ * A break marker older than this was left by a waiter that died while breaking (the break itself
+ * takes microseconds): the next generation's marker may be taken.
+ */
+export const ABANDONED_BREAK_MS = 60_000;
+
+/** Generations of break markers tried for one lock before a waiter just waits. */
+const MAX_BREAK_GENERATIONS = 8;
+
+/**
  * Removes the lock `seen`, judged stale, unless it has been replaced. Reading, comparing and
  * deleting is not atomic by itself: two waiters judge the same stale lock, the first deletes it
  * and takes a fresh one, the second deletes that fresh lock, and two creates of one name run at
@@ -98,22 +107,61 @@ function sameLock(a: SeenLock, b: SeenLock | undefined): boolean {
  * the waiter checks the file is still that lock, deletes it, then the marker. A later waiter
  * that still has the old lock in mind may take the marker again, but then finds another file
  * (or none) and deletes nothing: the old lock was deleted before its marker was.
+ *
+ * A waiter killed while holding the marker leaves it behind, with the stale lock. Deleting such
+ * a marker would reopen the race (two waiters judge it abandoned; the first deletes it and takes
+ * a new one, the second deletes that one and takes its own), so it is never deleted by another
+ * waiter: instead, once it is abandoned (its process gone, or older than
+ * {@link ABANDONED_BREAK_MS}), the marker of the next generation (`….break-<identity>.1`, `.2`…)
+ * is the one to take, again with O_EXCL, so that still one waiter at a time breaks the lock.
+ * The waiter that breaks it deletes the markers of every generation, once the lock is gone.
  */
 function breakStaleLock(file: string, seen: SeenLock): boolean {
   const identity = sha256Hex(`${seen.content}\n${seen.ino}\n${seen.mtimeMs}`).slice(0, 24);
-  const marker = `${file}.break-${identity}`;
-  try {
-    closeSync(openSync(marker, "wx", 0o600));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false; // another waiter is breaking it
-    throw err;
+  const markers: string[] = [];
+  for (let generation = 0; ; generation++) {
+    if (generation >= MAX_BREAK_GENERATIONS) return false;
+    const marker = `${file}.break-${identity}${generation === 0 ? "" : `.${generation}`}`;
+    markers.push(marker);
+    if (takeMarker(marker)) break;
+    // Another waiter is breaking it, or one died doing so.
+    if (!markerAbandoned(marker)) return false;
   }
   try {
     if (sameLock(seen, observeLock(file))) rmSync(file, { force: true });
   } finally {
-    rmSync(marker, { force: true });
+    // The lock judged stale no longer exists (deleted above, or replaced): its markers are spent.
+    for (const marker of markers.reverse()) rmSync(marker, { force: true });
   }
   return true;
+}
+
+/** Creates the marker, naming this process as lock files do; false when it exists. */
+function takeMarker(marker: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(marker, "wx", 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
+  try {
+    writeSync(fd, `${process.pid}\n${hostname()}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/**
+ * True when the waiter that took this marker died: its process of this host is gone, or the
+ * marker is older than {@link ABANDONED_BREAK_MS}. A marker that vanished meanwhile is not
+ * abandoned: its breaker finished.
+ */
+function markerAbandoned(marker: string): boolean {
+  const seenMarker = observeLock(marker);
+  if (seenMarker === undefined) return false;
+  return Date.now() - seenMarker.mtimeMs > ABANDONED_BREAK_MS || holderIsGone(seenMarker.content);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -148,7 +196,7 @@ export async function withNameLock<T>(
     }
     const seen = observeLock(file);
     if (seen === undefined) continue; // released meanwhile
-    // Not broken: another waiter is breaking it (or died doing so, leaving its marker): wait.
+    // Not broken: another waiter is breaking it: wait.
     if ((Date.now() - seen.mtimeMs > staleAfterMs || holderIsGone(seen.content)) && breakStaleLock(file, seen)) continue;
     if (Date.now() >= giveUpAt) {
       throw new Error(

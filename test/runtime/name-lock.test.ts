@@ -3,11 +3,11 @@
  * lock stale never deletes the fresh lock that took its place.
  */
 import type * as FsModule from "node:fs";
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync, utimesSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync, utimesSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
-import { nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
+import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 
 // The module object itself (not an import namespace), so that its functions can be spied on.
@@ -101,5 +101,69 @@ describe("name lock: breaking a stale lock", () => {
     expect(held).toHaveLength(contenders);
     for (let i = 1; i < held.length; i++) expect(held[i][1]).toBeGreaterThanOrEqual(held[i - 1][2]);
     expect(existsSync(file)).toBe(false);
+  });
+
+  describe("a waiter killed while breaking a stale lock (its break marker left behind)", () => {
+    /** A stale lock, and the marker of a waiter that died breaking it: what a kill at that moment leaves. */
+    async function markerLeftBehind(name: string): Promise<{ cwd: string; file: string; marker: string }> {
+      const dying = path.join(folder(), "dying.js");
+      bundleProgram(path.join(__dirname, "../support/name-lock-dying-breaker.ts"), dying);
+      const cwd = folder();
+      const file = nameLockPath(cwd, API, name);
+      deadLock(file);
+      const died = await runProcess(process.execPath, [dying, cwd, API, name], { env: process.env });
+      expect(died.code).toBe(9);
+      const markers = readdirSync(path.dirname(file)).filter((f) => f.includes(".break-"));
+      expect(markers).toHaveLength(1);
+      expect(existsSync(file)).toBe(true);
+      return { cwd, file, marker: path.join(path.dirname(file), markers[0]) };
+    }
+
+    test("its process is gone: the next waiter breaks the lock at once, and no marker stays", async () => {
+      const { cwd, file } = await markerLeftBehind("killed");
+      let ran = false;
+      await withNameLock(cwd, API, "killed", 2_000, () => undefined, async () => {
+        ran = true;
+      });
+      expect(ran).toBe(true);
+      expect(readdirSync(path.dirname(file))).toEqual([]);
+    });
+
+    test("a marker that names no process of this host is waited for, and taken over once older than the bound", async () => {
+      const { cwd, file, marker } = await markerLeftBehind("other-host");
+      writeFileSync(marker, "1\nsome-other-host\n");
+      await expect(withNameLock(cwd, API, "other-host", 600, () => undefined, async () => undefined)).rejects.toThrow(/gave up waiting/);
+      const old = new Date(Date.now() - ABANDONED_BREAK_MS - 5_000);
+      utimesSync(marker, old, old);
+      let ran = false;
+      await withNameLock(cwd, API, "other-host", 2_000, () => undefined, async () => {
+        ran = true;
+      });
+      expect(ran).toBe(true);
+      expect(readdirSync(path.dirname(file))).toEqual([]);
+    });
+
+    test("processes racing to take over the abandoned break hold the lock one at a time", async () => {
+      const { cwd, file } = await markerLeftBehind("race-abandoned");
+      const racer = path.join(folder(), "racer.js");
+      bundleProgram(path.join(__dirname, "../support/name-lock-racer.ts"), racer);
+      const log = path.join(folder(), "held.log");
+      const contenders = 6;
+      const startAt = String(Date.now() + 1_500);
+      const runs = await Promise.all(
+        Array.from({ length: contenders }, () =>
+          runProcess(process.execPath, [racer, cwd, API, "race-abandoned", startAt, "40", log], { env: process.env }),
+        ),
+      );
+      for (const run of runs) expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+      const held = readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" ").map(Number))
+        .sort((a, b) => a[1] - b[1]);
+      expect(held).toHaveLength(contenders);
+      for (let i = 1; i < held.length; i++) expect(held[i][1]).toBeGreaterThanOrEqual(held[i - 1][2]);
+      expect(readdirSync(path.dirname(file))).toEqual([]);
+    });
   });
 });
