@@ -31,10 +31,8 @@ export function openNodeHttpSender(settings: HttpSenderSettings): HttpSender {
 
   function send(req: HttpRequest): Promise<HttpResponse> {
     return new Promise((resolve, reject) => {
+      // Throws (rejecting this promise) before the request is counted: the transport's URLs parse.
       const url = new URL(req.url);
-      const { module, agent } = moduleFor(url.protocol);
-      const headers: Record<string, string> = { ...req.headers };
-      if (req.body !== undefined) headers["content-length"] = String(Buffer.byteLength(req.body));
       let connectTimer: NodeJS.Timeout | undefined;
       let settled = false;
       inFlight++;
@@ -46,7 +44,18 @@ export function openNodeHttpSender(settings: HttpSenderSettings): HttpSender {
         if (error) reject(error);
         else resolve(response!);
       };
-      const request = module.request(url, { method: req.method, headers, agent, signal: req.signal });
+      const headers: Record<string, string> = { ...req.headers };
+      if (req.body !== undefined) headers["content-length"] = String(Buffer.byteLength(req.body));
+      let request: http.ClientRequest;
+      try {
+        const { module, agent } = moduleFor(url.protocol);
+        request = module.request(url, { method: req.method, headers, agent, signal: req.signal });
+      } catch (error) {
+        // A request that cannot be built (a header value node:http refuses: ERR_INVALID_CHAR) is
+        // never sent; it must not stay counted in flight, or close() would wait for it forever.
+        settle(error as Error);
+        return;
+      }
       /** Ends the exchange with `error` (reported first, whatever the destroy reports after it). */
       const fail = (error: Error) => {
         settle(error);

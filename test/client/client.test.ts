@@ -123,6 +123,18 @@ describe("configuration", () => {
     expect(created.name).toBe(name);
   });
 
+  it("fails a request that cannot be built (a header value outside Latin-1) as invalid, unsent, and still closes", async () => {
+    const fake = await api();
+    const { client } = makeClient(fake.url, { userAgent: "probe-\u2192-agent", retry: { maxAttempts: 1 } });
+    const err = await caught(client.listFlavors());
+    expect(err).toMatchObject({ kind: "validation", mayHaveBeenProcessed: false });
+    expect(fake.stub.requests).toHaveLength(0);
+    // The failed request is not counted as one in flight: close() does not wait for it.
+    let closed = false;
+    await Promise.race([client.close().then(() => (closed = true)), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    expect(closed).toBe(true);
+  });
+
   it("fails calls after close()", async () => {
     const fake = await api();
     const { client } = makeClient(fake.url);
