@@ -59,12 +59,15 @@ function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
   });
 }
 
+/** The tokens a managed name designates (see tokensNamed), looked up once per managed token. */
+type Named = ReturnType<typeof tokensNamed>;
+
 /**
- * The observation of one managed token among the tokens listed from its API. `lastId`: the token
- * this folder last applied for it, which stays the one used among several of the same name.
+ * The observation of one managed token among the tokens listed from its API. `named`: the tokens
+ * its name designates, the one this folder last applied first (it stays the one used among several).
  */
-function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (line: string) => void, lastId: string | undefined): Record<string, string> {
-  const { matches, exact } = tokensNamed(tokens, managed.name, lastId);
+function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Named, warn: (line: string) => void): Record<string, string> {
+  const { matches, exact } = named;
   const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
     ...(t ? tokenAttributes(t) : NO_TOKEN_ATTRIBUTES),
     // The data source's result is stored in the state and in plan files; this token's value is
@@ -93,9 +96,8 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], warn: (lin
  * What a plan must show about one managed token even when everything reads fine: several tokens
  * carry its name, or its name now resolves to another token than the one this folder last applied.
  */
-function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], last: { id: string; name: string } | undefined): string[] {
+function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matches }: Named, last: { id: string; name: string } | undefined): string[] {
   const lines: string[] = [];
-  const { matches } = tokensNamed(tokens, managed.name, last?.id);
   if (matches.length > 1) lines.push(duplicatesWarning(managed.name, matches));
   const now = matches[0];
   if (now && last && last.name === managed.name && now.id !== last.id) {
@@ -138,17 +140,18 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
     const tokens = await withClient(ctx, baseUrl, (client) => allTokens(client, ctx), envPrefix);
     for (const m of group) {
       const last = applied.get(m.key);
-      const found = warningsFor(m, tokens, last);
+      const named = tokensNamed(tokens, m.name, last?.id);
+      const found = warningsFor(m, tokens, named, last);
       for (const line of found) ctx.out.warn(line);
       warnings.push(...found);
-      if (afterWrite && tokensNamed(tokens, m.name).matches.length === 0) {
+      if (afterWrite && named.matches.length === 0) {
         // Not an error: this read also runs at plan time when no write is pending, e.g. in
         // `terraform plan -refresh-only` after the token was deleted in the console, which must
         // show the drift rather than fail. Its attributes are then empty (numbers null); the next
         // plan recreates the token.
         ctx.out.warn(`no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`);
       }
-      for (const [field, value] of Object.entries(observe(m, tokens, ctx.out.warn, last?.id))) {
+      for (const [field, value] of Object.entries(observe(m, tokens, named, ctx.out.warn))) {
         result[inventoryKey(m.key, field)] = value;
       }
     }
