@@ -5,6 +5,7 @@ import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, Invento
 import {
   allTokens,
   duplicatesWarning,
+  groupByAccount,
   NO_TOKEN_ATTRIBUTES,
   pickByPreviousNames,
   requireName,
@@ -121,21 +122,13 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
   const workspace = query[INVENTORY_WORKSPACE];
   const warnings: string[] = [];
-  // One login and one list walk per account and base URL.
-  const byAccount = new Map<string, ManagedToken[]>();
-  for (const m of managed) {
-    const account = `${m.envPrefix ?? ""}\n${m.baseUrl ?? ""}`;
-    const group = byAccount.get(account);
-    if (group) group.push(m);
-    else byAccount.set(account, [m]);
-  }
   const result: Record<string, string> = {};
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
   if (workspace !== undefined) {
     for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace && !r.pending) applied.set(r.key, r);
   }
-  for (const group of byAccount.values()) {
+  for (const group of groupByAccount(managed)) {
     const { baseUrl, envPrefix } = group[0];
     const tokens = await withClient(ctx, baseUrl, (client) => allTokens(client, ctx), envPrefix);
     for (const m of group) {

@@ -1,7 +1,7 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { TokenValueField } from "./protocol";
-import { allTokens } from "./token-names";
+import { allTokens, groupByAccount } from "./token-names";
 
 /** One wanted token of the `token-value` query. */
 interface WantedToken {
@@ -45,15 +45,8 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  * designates a token: the inventory already chose it, and an id stays the same through a rename.
  */
 export async function tokenValues(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  const byAccount = new Map<string, WantedToken[]>();
-  for (const wanted of parseValueQuery(query)) {
-    const account = `${wanted.envPrefix ?? ""}\n${wanted.baseUrl ?? ""}`;
-    const group = byAccount.get(account);
-    if (group) group.push(wanted);
-    else byAccount.set(account, [wanted]);
-  }
   const result: Record<string, string> = {};
-  for (const group of byAccount.values()) {
+  for (const group of groupByAccount(parseValueQuery(query))) {
     const { baseUrl, envPrefix } = group[0];
     const tokens = await withClient(ctx, baseUrl, (client) => allTokens(client, ctx), envPrefix);
     for (const wanted of group) {
