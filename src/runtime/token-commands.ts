@@ -250,7 +250,10 @@ export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = D
           : tokens.find((t) => t.id === lastApplied.id);
       const previous = handedOver || named || recorded ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
       const target: TokenView | undefined = handedOver ?? named ?? recorded ?? previous;
-      const leftBehind = lastApplied ? tokens.find((t) => t.id === lastApplied.id && t.name === lastApplied.name) : undefined;
+      // Still under its old name (as the API spells it: a server may have trimmed or lower-cased it).
+      const leftBehind = lastApplied
+        ? tokens.find((t) => t.id === lastApplied.id && foldTokenName(t.name) === foldTokenName(lastApplied.name))
+        : undefined;
       const warnLeftBehind = (managed: string): void => {
         if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
           warnOldTokenActive(ctx, scope, leftBehind, name, managed);

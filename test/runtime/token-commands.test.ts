@@ -399,6 +399,15 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
     expect(api.tokens().filter((t) => t.name === stored)).toHaveLength(1);
   });
 
+  test("a rename under create_before_destroy on a server that lower-cases names still warns that the old token stays active", async () => {
+    const cwd = folder();
+    await run(applyToken, { cwd, api: lowering, env: { GPUCLOUD_TOKEN_NAME: "Cbd-Lower-Old" } });
+    const [old] = lowering.tokens().filter((t) => t.name === "cbd-lower-old");
+    // No release (create_before_destroy): the record names "Cbd-Lower-Old", the API "cbd-lower-old".
+    const log = await run(applyToken, { cwd, api: lowering, env: { GPUCLOUD_TOKEN_NAME: "Cbd-Lower-New" } });
+    expect(log).toContain(`WARNING: API token "cbd-lower-old" (id ${old.id}), which the ApiToken "stack/ci" managed before, stays ACTIVE`);
+  });
+
   test("several tokens whose names fold to the configured one, none exact: no create, the ids named", async () => {
     const a = emulator.addToken({ name: "Fold-Amb" });
     const b = emulator.addToken({ name: "fold-amb " });
