@@ -97,9 +97,15 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Nam
  * What a plan must show about one managed token even when everything reads fine: several tokens
  * carry its name, or its name now resolves to another token than the one this folder last applied.
  */
-function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matches }: Named, last: { id: string; name: string } | undefined): string[] {
+function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matches, exact }: Named, last: { id: string; name: string } | undefined): string[] {
   const lines: string[] = [];
-  if (matches.length > 1) lines.push(duplicatesWarning(managed.name, matches));
+  if (matches.length > 1 && !exact) {
+    // The apply refuses to choose among these (see applyToken): the stack uses none of them.
+    lines.push(
+      `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding, none exactly ` +
+        `(ids ${matches.map((t) => t.id).join(", ")}): the apply refuses to choose one. Revoke or rename all but one in the console.`,
+    );
+  } else if (matches.length > 1) lines.push(duplicatesWarning(managed.name, matches));
   const now = matches[0];
   if (now && last && last.name === managed.name && now.id !== last.id) {
     const old = tokens.find((t) => t.id === last.id);

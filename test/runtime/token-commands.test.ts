@@ -411,6 +411,16 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
   test("several tokens whose names fold to the configured one, none exact: no create, the ids named", async () => {
     const a = emulator.addToken({ name: "Fold-Amb" });
     const b = emulator.addToken({ name: "fold-amb " });
+    // The plan's check block says what the apply does: it refuses to choose (it does not use one of them).
+    const ctx: RuntimeContext = {
+      cwd: folder(),
+      out: createOutput(() => undefined, new Redactor([])),
+      env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+    };
+    const { warnings } = await tokenInventory(ctx, { "k1.name": "FOLD-AMB" });
+    expect(warnings).toContain(`ids ${a.id}, ${b.id}`);
+    expect(warnings).toContain("the apply refuses to choose one");
+    expect(warnings).not.toContain("the stack uses");
     const before = emulator.stats().tokenWrites;
     await expect(run(applyToken, { cwd: folder(), env: { GPUCLOUD_TOKEN_NAME: "FOLD-AMB" } })).rejects.toThrow(
       /no API token is named exactly "FOLD-AMB", but 2 have that name after trimming and case-folding .*not creating another/,
