@@ -25,6 +25,10 @@ export class Redactor {
   private readonly secrets = new Set<string>();
   private sorted: string[] | undefined = [];
 
+  constructor(secrets: Iterable<string | undefined | null> = []) {
+    for (const secret of secrets) this.add(secret);
+  }
+
   /** Register a secret value (empty values are ignored). */
   add(secret: string | undefined | null): void {
     if (typeof secret !== "string" || secret.length === 0) return;

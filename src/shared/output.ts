@@ -3,28 +3,14 @@
  * reach Terraform's log or an error message, whatever a server or a library put in a message.
  */
 
-/** Replaces every occurrence of the given secret values with `[redacted]`. */
-export class Redactor {
-  private readonly secrets: string[];
+import { Redactor } from "../client/redact";
 
-  constructor(secrets: Iterable<string | undefined>) {
-    // Longest first, so a secret that contains another is replaced whole.
-    this.secrets = [...new Set([...secrets].filter((s): s is string => !!s && s.length >= 4))].sort(
-      (a, b) => b.length - a.length,
-    );
-  }
-
-  /** A redactor that also hides `more` (e.g. token values learnt from the API). */
-  with(more: Iterable<string | undefined>): Redactor {
-    return new Redactor([...this.secrets, ...more]);
-  }
-
-  redact(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) out = out.split(secret).join("[redacted]");
-    return out;
-  }
-}
+/**
+ * One redactor for the client and for every line the script or the CLI prints: it knows the
+ * secrets' escaped and encoded forms, hex digests in any letter case, and hides short secrets
+ * where they stand as a word (a second, simpler copy here let those through).
+ */
+export { Redactor };
 
 export interface Output {
   /** A progress line for Terraform's log. */
@@ -43,13 +29,12 @@ export interface Output {
  * JSON result.
  */
 export function createOutput(write: (text: string) => void, redactor: Redactor): Output {
-  let current = redactor;
   return {
-    info: (line) => write(`gpucloud: ${current.redact(line)}\n`),
-    warn: (line) => write(`gpucloud: WARNING: ${current.redact(line)}\n`),
+    info: (line) => write(`gpucloud: ${redactor.redact(line)}\n`),
+    warn: (line) => write(`gpucloud: WARNING: ${redactor.redact(line)}\n`),
     addSecrets: (values) => {
-      current = current.with(values);
+      for (const value of values) redactor.add(value);
     },
-    redact: (text) => current.redact(text),
+    redact: (text) => redactor.redact(text),
   };
 }

@@ -74,8 +74,16 @@ describe("Redactor and output", () => {
       "gpucloud: got [redacted] and [redacted]\n",
       "gpucloud: WARNING: token [redacted] leaked?\n",
     ]);
-    // Very short values are not treated as secrets (they would shred every message).
-    expect(new Redactor(["abc"]).redact("abc")).toBe("abc");
+    // A short value is hidden where it stands as a word, not inside longer words (which it would shred).
+    expect(new Redactor(["abc"]).redact("pw abc, abcdef")).toBe("pw [redacted], abcdef");
+  });
+
+  test("hides an md5 in any letter case and a secret's JSON-escaped form in printed lines", () => {
+    const lines: string[] = [];
+    const md5 = "0123456789abcdef0123456789abcdef";
+    const out = createOutput((t) => lines.push(t), new Redactor([md5, 'pa"ss\\word']));
+    out.warn(`server said: bad hash ${md5.toUpperCase()} for "pa\\"ss\\\\word"`);
+    expect(lines).toEqual(['gpucloud: WARNING: server said: bad hash [redacted] for "[redacted]"\n']);
   });
 });
 
