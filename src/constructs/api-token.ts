@@ -1,6 +1,5 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { Fn, TerraformStack, Token, type IResolvable } from "cdktf";
-import { ref } from "cdktf/lib/tfExpression";
+import { Fn, TerraformStack, Token, ref, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
 import {
   IN_SYNC,
