@@ -418,7 +418,9 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
     };
     const { warnings } = await tokenInventory(ctx, { "k1.name": "FOLD-AMB" });
-    expect(warnings).toContain(`ids ${a.id}, ${b.id}`);
+    // Oldest first; tokens created in the same second (the emulator counts seconds) in the order of their ids.
+    const [first, second] = [a, b].sort((x, y) => x.created_at - y.created_at || (x.id < y.id ? -1 : 1));
+    expect(warnings).toContain(`ids ${first.id}, ${second.id}`);
     expect(warnings).toContain("the apply refuses to choose one");
     expect(warnings).not.toContain("the stack uses");
     const before = emulator.stats().tokenWrites;
