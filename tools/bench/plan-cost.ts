@@ -35,20 +35,9 @@ import {
   TerraformRunner,
   type ProviderDoubles,
 } from "../../test/support/terraform";
+import { arg, flag, median, numbers } from "./args";
 
 const USER = { username: "bench-bot", password: "bench-password-4e1d" };
-
-function arg(name: string): string | undefined {
-  const prefix = `--${name}=`;
-  return process.argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
-}
-const flag = (name: string): boolean => process.argv.includes(`--${name}`);
-const numbers = (name: string, fallback: number[]): number[] => arg(name)?.split(",").map(Number) ?? fallback;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 interface Cost {
   requests: number;

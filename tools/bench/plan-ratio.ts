@@ -34,21 +34,9 @@ import {
   writeTerraformJson,
   type ProviderDoubles,
 } from "../../test/support/terraform";
+import { arg, flag, median, numbers } from "./args";
 
 const USER = { username: "bench-bot", password: "bench-password-4e1d" };
-
-function arg(name: string): string | undefined {
-  const prefix = `--${name}=`;
-  return process.argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
-}
-const flag = (name: string): boolean => process.argv.includes(`--${name}`);
-const numbers = (name: string, fallback: number[]): number[] => arg(name)?.split(",").map(Number) ?? fallback;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 /** The library's stack, synthesized into `outdir`; returns the stack folder. */
 function libraryStack(outdir: string, n: number): string {
