@@ -266,8 +266,13 @@ export class TokenInventory extends Construct {
   ephemeralValue(key: string, idExpression: string, where: { readonly baseUrl?: string; readonly envPrefix?: string }): string {
     this.valueQuery.push(`"${inventoryKey(key, TokenValueField.ID)}" = ${idExpression}`);
     if (where.baseUrl !== undefined) {
-      // A quoted HCL string: JSON quoting is valid HCL, and terraformLiteral escapes `${`.
-      this.valueQuery.push(`"${inventoryKey(key, TokenValueField.BASE_URL)}" = ${JSON.stringify(terraformLiteral(where.baseUrl))}`);
+      // A literal: a quoted HCL string (JSON quoting is valid HCL; terraformLiteral escapes `${`). An expression:
+      // the inventory's own query item, since cdktf writes a token nested in this text as bare
+      // HCL (`"https://var.host"` for `https://${var.host}`), a literal URL nobody configured.
+      const baseUrl = isKnown(where.baseUrl)
+        ? JSON.stringify(terraformLiteral(where.baseUrl))
+        : `data.external.${this.data.friendlyUniqueId}.query["${inventoryKey(key, InventoryQueryField.BASE_URL)}"]`;
+      this.valueQuery.push(`"${inventoryKey(key, TokenValueField.BASE_URL)}" = ${baseUrl}`);
     }
     if (where.envPrefix !== undefined) {
       this.valueQuery.push(`"${inventoryKey(key, TokenValueField.ENV_PREFIX)}" = ${JSON.stringify(where.envPrefix)}`);

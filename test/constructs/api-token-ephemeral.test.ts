@@ -1,4 +1,4 @@
-import { TerraformProvider, TerraformStack, Testing } from "cdktf";
+import { TerraformProvider, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import type { Construct } from "constructs";
 import { ApiToken, GpuCloudAccount } from "../../src";
 
@@ -82,6 +82,19 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     expect(json.provider.local).toEqual([{}]);
     expect(json.terraform.required_providers.local).toEqual({ source: "local", version: "2.7.0" });
     expect(json.terraform.required_version).toBe(">= 1.10.0");
+  });
+
+  test("ephemeralToken: a base URL holding an expression is read from the inventory's query, not written as a literal", () => {
+    const json = synth((stack) => {
+      const host = new TerraformVariable(stack, "host", { type: "string" });
+      void new ApiToken(stack, "t", { name: "ci", valueInState: false, baseUrl: `https://${host.stringValue}/v1` }).ephemeralToken;
+    });
+    const inventory = Object.entries<any>(json.data.external).find(([name]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(name))!;
+    const queryKey = Object.keys(inventory[1].query).find((k) => k.endsWith(".base_url"))!;
+    expect(inventory[1].query[queryKey]).toBe("https://${var.host}/v1");
+    const stdin: string = only<any>(json.ephemeral.local_command).stdin;
+    expect(stdin).not.toContain("var.host/v1");
+    expect(stdin).toContain(`"${queryKey}" = data.external.${inventory[0]}.query["${queryKey}"]`);
   });
 
   test("ephemeralToken resolves to the sensitive value of its own key, decoded from the command's stdout", () => {
