@@ -35,7 +35,7 @@ import {
   TerraformRunner,
   type ProviderDoubles,
 } from "../../test/support/terraform";
-import { arg, flag, median, numbers } from "./args";
+import { flag, median, numbers } from "./args";
 
 const USER = { username: "bench-bot", password: "bench-password-4e1d" };
 
