@@ -63,10 +63,8 @@ export interface ApiTokenProps {
   readonly valueInState?: boolean;
 }
 
-/** A destroy-time provisioner may only refer to `self`; a trigger missing from an older state reads as "". */
-function fromTriggers(trigger: string): string {
-  return `\${lookup(self.triggers, "${trigger}", "")}`;
-}
+/** A destroy-time provisioner may only refer to `self`. */
+const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
 
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
@@ -154,47 +152,32 @@ export class ApiToken extends Construct {
         [TokenTrigger.PATH]: constructPath,
         [TokenTrigger.API_IN_SYNC]: apiInSync,
       },
+      // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS):
+      // the destroy side reads the old ones, and a trigger added or removed between versions of
+      // this library never breaks an apply of an older state.
       provisioners: [
         {
           type: "local-exec",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
-            [TokenEnv.NAME]: name,
-            ...(description !== undefined ? { [TokenEnv.DESCRIPTION]: description } : {}),
-            [TokenEnv.KEY]: key,
-            [TokenEnv.WORKSPACE]: workspace,
-            [TokenEnv.PATH]: constructPath,
+            [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
-            ...(baseUrl !== undefined ? { [TokenEnv.BASE_URL]: baseUrl } : {}),
-            ...(envPrefix !== undefined ? { [TokenEnv.ENV_PREFIX]: envPrefix } : {}),
           },
         },
         {
           type: "local-exec",
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
-          // Every trigger through lookup(): triggers added or removed between versions of this
-          // library (base_url, workspace, ...) must never break an apply of an older state.
-          environment: {
-            [TokenEnv.NAME]: fromTriggers(TokenTrigger.NAME),
-            [TokenEnv.KEY]: fromTriggers(TokenTrigger.KEY),
-            [TokenEnv.WORKSPACE]: fromTriggers(TokenTrigger.WORKSPACE),
-            [TokenEnv.PATH]: fromTriggers(TokenTrigger.PATH),
-            [TokenEnv.BASE_URL]: fromTriggers(TokenTrigger.BASE_URL),
-            [TokenEnv.ENV_PREFIX]: fromTriggers(TokenTrigger.ENV_PREFIX),
-          },
+          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON },
         },
       ],
     });
 
     inventory.addWrite(key, sync);
-    const afterWrite = inventory.afterWriteAddress(key);
 
-    // In sync: the inventory's value, known at plan time. Being written: the group's read after
-    // the writes. one() of the splat is null while that read has no instance, where [0] would fail.
+    // Attributes of a token in sync are known at plan time; see attributeExpression.
     const stack = TerraformStack.of(this);
-    const attributeExpression = (field: string) =>
-      `${inSync} ? ${observed(field)} : one(${afterWrite}[*].result["${inventoryKey(key, field)}"])`;
+    const attributeExpression = (field: string) => inventory.attributeExpression(key, field);
     this.idExpression = attributeExpression(InventoryResultField.ID);
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {

@@ -43,6 +43,8 @@ const AFTER_WRITE_GROUP_SIZE = 25;
 /** One read after the writes, for up to AFTER_WRITE_GROUP_SIZE tokens. */
 interface AfterWriteGroup {
   readonly data: DataExternal;
+  /** Each token's attributes (token key → result map), from the inventory or from this read (see attributeAddress). */
+  readonly attributes: TerraformLocal;
   /** The group's part of the stack's query, and the after-write marker. */
   readonly query: Record<string, string>;
   readonly keys: string[];
@@ -162,9 +164,16 @@ export class TokenInventory extends Construct {
     this.group(key).writes.push(`${sync.terraformResourceType}.${sync.friendlyUniqueId}`);
   }
 
-  /** The Terraform address of the read after the writes of a token's group (a list: it has a count). */
-  afterWriteAddress(key: string): string {
-    return `data.external.${this.group(key).data.friendlyUniqueId}`;
+  /**
+   * The Terraform expression (text) of a token's attribute: the inventory's value while the token
+   * is in sync (known at plan), else its group's read after the writes. Written once per group,
+   * in the group's local, rather than once per attribute: Terraform builds a new evaluation
+   * context (its whole function table included) for every expression it evaluates, and resolves
+   * every reference in it, so one `for` expression per 25 tokens costs less than a conditional
+   * with a splat per attribute.
+   */
+  attributeExpression(key: string, field: string): string {
+    return `local.${this.group(key).attributes.friendlyUniqueId}["${key}"]["${inventoryKey(key, field)}"]`;
   }
 
   private group(key: string): AfterWriteGroup {
@@ -199,7 +208,19 @@ export class TokenInventory extends Construct {
       });
       // Filled as tokens are added; cdktf reads it when it synthesizes.
       data.dependsOn = writes;
-      group = { data, query, keys, writes };
+      // In sync: the inventory's result, known at plan time. Being written: this group's read
+      // after the writes; one() of the splat is null while that read has no instance.
+      const observedKey = `"\${k}.${InventoryResultField.IN_SYNC}"`;
+      const attributes = new TerraformLocal(
+        this,
+        this.groups.length === 0 ? "attributes" : `attributes-${this.groups.length + 1}`,
+        Lazy.stringValue({
+          produce: () =>
+            `\${{for k in ${JSON.stringify(keys)} : k => ${this.resultAddress}[${observedKey}] == "true" ? ` +
+            `${this.resultAddress} : one(data.external.${data.friendlyUniqueId}[*].result)}}`,
+        }),
+      );
+      group = { data, attributes, query, keys, writes };
       this.groups.push(group);
     }
     group.keys.push(key);

@@ -187,8 +187,16 @@ export interface TokenAttributes {
   readonly last_used: string;
 }
 
-/** Environment of the `token-apply` and `token-release` provisioners. */
+/**
+ * Environment of the `token-apply` and `token-release` provisioners. The construct passes the
+ * resource's triggers as one JSON object ({@link TokenEnv.TRIGGERS}), which the script spreads
+ * into the other variables (see tokenEnvFromTriggers): Terraform evaluates every environment
+ * value of every provisioner block at each plan's validation, so one value per block keeps that
+ * cost flat.
+ */
 export const TokenEnv = {
+  /** `jsonencode(self.triggers)`: the {@link TokenTrigger} values of this resource (the old ones on the destroy side). */
+  TRIGGERS: "GPUCLOUD_TOKEN_TRIGGERS",
   NAME: "GPUCLOUD_TOKEN_NAME",
   /** Set only when the description is managed; absent means "leave it as it is". */
   DESCRIPTION: "GPUCLOUD_TOKEN_DESCRIPTION",
@@ -234,6 +242,17 @@ export const TokenTrigger = {
 
 /** The value of the `api_in_sync` trigger once applied. */
 export const IN_SYNC = "true";
+
+/** Which trigger fills which provisioner variable (see {@link TokenEnv.TRIGGERS}). */
+export const TOKEN_ENV_FROM_TRIGGER: Readonly<Record<string, string>> = {
+  [TokenTrigger.NAME]: TokenEnv.NAME,
+  [TokenTrigger.DESCRIPTION]: TokenEnv.DESCRIPTION,
+  [TokenTrigger.KEY]: TokenEnv.KEY,
+  [TokenTrigger.WORKSPACE]: TokenEnv.WORKSPACE,
+  [TokenTrigger.PATH]: TokenEnv.PATH,
+  [TokenTrigger.BASE_URL]: TokenEnv.BASE_URL,
+  [TokenTrigger.ENV_PREFIX]: TokenEnv.ENV_PREFIX,
+};
 
 /**
  * Folder (relative to Terraform's working directory) where a destroy-time provisioner leaves

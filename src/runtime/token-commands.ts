@@ -14,7 +14,7 @@ import {
 import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, RuntimeCommand, TokenEnv, accountEnv } from "./protocol";
+import { DEFAULT_ENV_PREFIX, RuntimeCommand, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
 import { currentRunId, currentRunScope, stillInRun, TEST_ANCESTRY_ENV, testAncestry, type RunScope } from "./run-scope";
 import {
   allTokens,
@@ -74,6 +74,33 @@ interface TokenScope {
   readonly baseUrl?: string;
   /** The account's variable prefix (GPUCLOUD_ for the default account). */
   readonly envPrefix: string;
+}
+
+/**
+ * The provisioner's context with the resource's triggers (TokenEnv.TRIGGERS, a JSON object) spread
+ * into TokenEnv's variables. A trigger the resource does not have (description when unmanaged,
+ * base_url, env_prefix) leaves its variable unset, whatever Terraform's own environment holds.
+ * Without TokenEnv.TRIGGERS the variables are read as they are.
+ */
+export function withTriggerEnv(ctx: RuntimeContext): RuntimeContext {
+  const json = ctx.env[TokenEnv.TRIGGERS];
+  if (json === undefined) return ctx;
+  let triggers: unknown;
+  try {
+    triggers = JSON.parse(json);
+  } catch {
+    throw new ConfigError(`${TokenEnv.TRIGGERS} is not a JSON object (set by the ApiToken construct)`);
+  }
+  if (triggers === null || typeof triggers !== "object" || Array.isArray(triggers)) {
+    throw new ConfigError(`${TokenEnv.TRIGGERS} is not a JSON object (set by the ApiToken construct)`);
+  }
+  const env: NodeJS.ProcessEnv = { ...ctx.env };
+  for (const [trigger, variable] of Object.entries(TOKEN_ENV_FROM_TRIGGER)) {
+    const value = (triggers as Record<string, unknown>)[trigger];
+    if (typeof value === "string") env[variable] = value;
+    else delete env[variable];
+  }
+  return { ...ctx, env };
 }
 
 function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
@@ -183,7 +210,8 @@ function claimIsFresh(handoff: Handoff, now: number = Date.now()): boolean {
  * one replaces in the same run (a rename or update), else a token that already has the name
  * (adoption), else a token with one of the previous names (an explicit rename), else a new one.
  */
-export async function applyToken(ctx: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
+export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
+  const ctx = withTriggerEnv(input);
   const name = requireName(ctx.env[TokenEnv.NAME], TokenEnv.NAME);
   const description = ctx.env[TokenEnv.DESCRIPTION];
   const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
@@ -371,7 +399,8 @@ function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenVi
  * does not run it at all.) It never fails: a destroy must not be blocked by an API that cannot
  * be reached, since it changes nothing there.
  */
-export async function releaseToken(ctx: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
+export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
+  const ctx = withTriggerEnv(input);
   const name = ctx.env[TokenEnv.NAME] ?? "";
   const scope = tokenScope(ctx.env);
   const command = RuntimeCommand.TOKEN_RELEASE;

@@ -38,8 +38,8 @@ describe("GpuCloudAccount", () => {
     const resource = sync(json);
     expect(resource.triggers.env_prefix).toBe("GPUCLOUD_PROD_");
     expect(resource.triggers.base_url).toBe("https://prod.example.test");
-    expect(resource.provisioner[0]["local-exec"].environment.GPUCLOUD_TOKEN_ENV_PREFIX).toBe("GPUCLOUD_PROD_");
-    expect(resource.provisioner[1]["local-exec"].environment.GPUCLOUD_TOKEN_ENV_PREFIX).toBe('${lookup(self.triggers, "env_prefix", "")}');
+    // Both provisioners read the prefix from the triggers (GPUCLOUD_TOKEN_TRIGGERS), the destroy side the old one.
+    for (const p of resource.provisioner) expect(p["local-exec"].environment.GPUCLOUD_TOKEN_TRIGGERS).toBe("${jsonencode(self.triggers)}");
     const query = inventoryQuery(json);
     expect(query[`${resource.triggers.key}.env_prefix`]).toBe("GPUCLOUD_PROD_");
     expect(query[`${resource.triggers.key}.base_url`]).toBe("https://prod.example.test");

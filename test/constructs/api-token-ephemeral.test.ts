@@ -77,7 +77,7 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     // The query: each asking token's id (an expression over the inventory reads) and its literal base URL; not token c.
     const items = /^\$\{jsonencode\(\{(.*)\}\)\}$/.exec(command.stdin)![1].split(/, (?=")/);
     expect(items.map((i) => i.split(" = ")[0])).toEqual([expect.stringMatching(/^"\w+\.id"$/), expect.stringMatching(/^"\w+\.base_url"$/), expect.stringMatching(/^"\w+\.id"$/)]);
-    expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-token-inventory_observed_\w+\["\w+\.in_sync"\] == "true" \? /);
+    expect(items[0]).toMatch(/^"(\w+)\.id" = local\.gpucloud-token-inventory_attributes_\w+\["\1"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);
     expect(json.provider.local).toEqual([{}]);
     expect(json.terraform.required_providers.local).toEqual({ source: "local", version: "2.7.0" });

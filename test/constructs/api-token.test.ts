@@ -30,8 +30,8 @@ describe("ApiToken synthesis", () => {
     expect(sync.triggers).toMatchObject({ name: "ci-pipeline", description: "for CI", workspace: "${terraform.workspace}", path: "test/ci" });
     // Unknown at plan only when the inventory says the API differs.
     // Through a local value holding the inventory's result (Terraform decodes a data source's result for every expression that reads it).
-    const observed = only<string>(json.locals);
-    const observedName = Object.keys(json.locals)[0];
+    const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
+    const observed = json.locals[observedName];
     expect(observedName).toMatch(/^gpucloud-token-inventory_observed_[0-9A-F]+$/);
     expect(observed).toMatch(/^\$\{data\.external\.gpucloud-token-inventory_[0-9A-F]+\.result\}$/);
     expect(sync.triggers.api_in_sync).toBe(`\${local.${observedName}["${key}.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
@@ -40,25 +40,13 @@ describe("ApiToken synthesis", () => {
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
     expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-apply$/);
     expect(create.when).toBeUndefined();
-    expect(create.environment).toEqual({
-      GPUCLOUD_TOKEN_NAME: "ci-pipeline",
-      GPUCLOUD_TOKEN_DESCRIPTION: "for CI",
-      GPUCLOUD_TOKEN_KEY: key,
-      GPUCLOUD_TOKEN_WORKSPACE: "${terraform.workspace}",
-      GPUCLOUD_TOKEN_PATH: "test/ci",
-    });
+    // The triggers as one value (the script spreads them into its variables).
+    expect(create.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
     expect(destroy.when).toBe("destroy");
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
-    // Destroy-time provisioners may only reference self, and a trigger missing from an older
-    // state must not break the apply: every one through lookup() with a default.
-    expect(destroy.environment).toEqual({
-      GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}',
-      GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}',
-      GPUCLOUD_TOKEN_WORKSPACE: '${lookup(self.triggers, "workspace", "")}',
-      GPUCLOUD_TOKEN_PATH: '${lookup(self.triggers, "path", "")}',
-      GPUCLOUD_TOKEN_BASE_URL: '${lookup(self.triggers, "base_url", "")}',
-      GPUCLOUD_TOKEN_ENV_PREFIX: '${lookup(self.triggers, "env_prefix", "")}',
-    });
+    // Destroy-time provisioners may only reference self; a trigger missing from an older state
+    // is simply absent from the JSON, never an error.
+    expect(destroy.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
 
     const externals = json.data.external;
     expect(Object.keys(externals)).toHaveLength(2);
@@ -73,6 +61,13 @@ describe("ApiToken synthesis", () => {
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
     expect(read.count).toBe(`\${alltrue([for k in ["${key}.in_sync"] : local.${observedName}[k] == "true"]) ? 0 : 1}`);
+    // The token's attributes: one local per group of tokens, the inventory's result while in sync, else the read's.
+    const readName = Object.keys(externals).find((k) => k.includes("after-write"))!;
+    const attributesName = Object.keys(json.locals).find((k) => k.includes("_attributes_"))!;
+    expect(Object.keys(json.locals)).toHaveLength(2);
+    expect(json.locals[attributesName]).toBe(
+      `\${{for k in ["${key}"] : k => local.${observedName}["\${k}.in_sync"] == "true" ? local.${observedName} : one(data.external.${readName}[*].result)}}`,
+    );
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
@@ -103,8 +98,9 @@ describe("ApiToken synthesis", () => {
     });
     const inventory = Object.keys(json.data.external).find((k) => !k.includes("after-write"))!;
     const after = Object.keys(json.data.external).find((k) => k.includes("after-write"))!;
-    const observed = `local.${Object.keys(json.locals)[0]}`;
-    expect(json.locals[Object.keys(json.locals)[0]]).toBe(`\${data.external.${inventory}.result}`);
+    const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
+    const observed = `local.${observedName}`;
+    expect(json.locals[observedName]).toBe(`\${data.external.${inventory}.result}`);
     expect(Object.keys(json.check)).toEqual(["gpucloud_api_tokens"]);
     const [planned, written] = json.check.gpucloud_api_tokens.assert;
     // The plan-time read speaks at plan and apply; the read after the writes, at apply, when it says something else.
@@ -124,7 +120,7 @@ describe("ApiToken synthesis", () => {
       }
     });
     const externals = json.data.external as Record<string, any>;
-    const observedName = Object.keys(json.locals)[0];
+    const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
     const groupNumber = (name: string) => Number(/after-write(?:-(\d+))?_/.exec(name)?.[1] ?? 1);
     const reads = Object.entries(externals)
       .filter(([k]) => k.includes("after-write"))
@@ -144,7 +140,14 @@ describe("ApiToken synthesis", () => {
       expect(read.query.workspace).toBe("${terraform.workspace}");
       expect(Object.keys(read.query)).toHaveLength(keys.length + 2);
       Object.assign(merged, read.query);
-      for (const i of members) expect(json.output[`id${i}`].value).toContain(`one(data.external.${name}[*].result["${syncs[syncOf(i)].triggers.key}.id"])`);
+      // The group's attributes read this group's read only.
+      const attributesName = Object.keys(json.locals).find((k) => k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`))!;
+      expect(json.locals[attributesName]).toContain(`in [${keys.map((k) => `"${k}"`).join(",")}] : k =>`);
+      expect(json.locals[attributesName]).toContain(`one(data.external.${name}[*].result)`);
+      for (const i of members) {
+        const key = syncs[syncOf(i)].triggers.key;
+        expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${key}"]["${key}.id"])}`);
+      }
     });
     // Together, the groups ask exactly what the inventory asks.
     delete merged.after_write;
@@ -163,8 +166,8 @@ describe("ApiToken synthesis", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci", baseUrl: "https://api.example.test/v1" }));
     const sync = only<any>(json.resource.null_resource);
     expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
-    expect(sync.provisioner[0]["local-exec"].environment.GPUCLOUD_TOKEN_BASE_URL).toBe("https://api.example.test/v1");
-    expect(sync.provisioner[1]["local-exec"].environment.GPUCLOUD_TOKEN_BASE_URL).toBe('${lookup(self.triggers, "base_url", "")}');
+    // Both provisioners read it from the triggers (GPUCLOUD_TOKEN_TRIGGERS).
+    for (const p of sync.provisioner) expect(p["local-exec"].environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
     for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
@@ -181,7 +184,7 @@ describe("ApiToken synthesis", () => {
     // Every occurrence is escaped: no bare ${x}, ${var.y}, ${w}, ${v} or %{ anywhere.
     expect(text).not.toMatch(/[^$]\$\{(x|var\.y|w|v)\}/);
     expect(text).not.toMatch(/[^%]%\{ if z/);
-    expect(text.match(/\$\$\{x\}/g)?.length).toBeGreaterThanOrEqual(4);
+    expect(text.match(/\$\$\{x\}/g)?.length).toBeGreaterThanOrEqual(3);
     const sync = only<any>(json.resource.null_resource);
     expect(sync.triggers.name).toBe("n-$${x}");
     expect(sync.triggers.description).toBe("d-$${var.y} %%{ if z }");
@@ -206,14 +209,10 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "used", { value: token.lastUsed });
     });
     const key = only<any>(json.resource.null_resource).triggers.key;
-    expect(json.output.id.value).toMatch(
-      new RegExp(
-        `^\\$\\{\\(local\\.gpucloud-token-inventory_observed_[0-9A-F]+\\["${key}\\.in_sync"\\] == "true" \\? ` +
-          `local\\.gpucloud-token-inventory_observed_[0-9A-F]+\\["${key}\\.id"\\] : ` +
-          `one\\(data\\.external\\.gpucloud-token-inventory_after-write_[0-9A-F]+\\[\\*\\]\\.result\\["${key}\\.id"\\]\\)\\)\\}$`,
-      ),
-    );
-    expect(json.output.token.value).toMatch(/^\$\{sensitive\(.*\.token"\] : one\(data\.external\.gpucloud-token-inventory_after-write_[0-9A-F]+\[\*\]\.result\["[0-9a-f]+\.token"\]\)\)\}$/);
+    // Through the group's local (see the test of the inventory for what it holds).
+    const attributes = `local.${Object.keys(json.locals).find((k) => k.includes("_attributes_"))}["${key}"]`;
+    expect(json.output.id.value).toBe(`\${(${attributes}["${key}.id"])}`);
+    expect(json.output.token.value).toBe(`\${sensitive(${attributes}["${key}.token"])}`);
     expect(json.output.token.sensitive).toBe(true);
     expect(json.output.created.value).toContain("tonumber(");
     expect(json.output.created.value).toContain(`["${key}.created_at"]`);
@@ -229,7 +228,7 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "later", { value: Op.add(token.createdAt, 1) });
       new TerraformOutput(stack, "text", { value: `id=${token.tokenId}` });
     });
-    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(local\..* \? .* : one\(.*\)\)\)\}$/);
+    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(local\.gpucloud-token-inventory_attributes_[0-9A-F]+\["\w+"\]\["\w+\.id"\]\)\)\}$/);
     expect(json.output.later.value).toMatch(/^\$\{\(tonumber\(.*\) \+ 1\)\}$/);
     expect(json.output.text.value).toMatch(/^id=\$\{\(local\..*\)\}$/);
   });

@@ -99,7 +99,7 @@ describe("synthesized scripts against the emulator", () => {
     expect(field(observed.result, "id")).toBe("");
 
     emulator.resetStats();
-    let applied = record(await runLocalExec(first.dir, s.create, env));
+    let applied = record(await runLocalExec(first.dir, s.create, env, { triggers: s.triggers }));
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/created API token "ci-scripts" \(id \S+\)/);
     expect(emulator.tokens().filter((t) => t.name === "ci-scripts")).toHaveLength(1);
@@ -122,7 +122,7 @@ describe("synthesized scripts against the emulator", () => {
 
     // Running the create side again writes nothing.
     emulator.resetStats();
-    applied = record(await runLocalExec(first.dir, s.create, env));
+    applied = record(await runLocalExec(first.dir, s.create, env, { triggers: s.triggers }));
     expect(applied.stdout).toContain("is up to date; no change");
     expect(emulator.stats().tokenWrites).toBe(0);
 
@@ -137,7 +137,7 @@ describe("synthesized scripts against the emulator", () => {
 
     // Same stack folder (Terraform's working directory), new configuration.
     s = sync(renamed.config);
-    const renamedRun = record(await runLocalExec(first.dir, s.create, env));
+    const renamedRun = record(await runLocalExec(first.dir, s.create, env, { triggers: s.triggers }));
     expect(renamedRun.code).toBe(0);
     expect(renamedRun.stdout).toContain(`API token id ${created.id}: renamed "ci-scripts" to "ci-scripts-2"`);
     const after = emulator.tokens().filter((t) => t.name.startsWith("ci-scripts"));
@@ -147,7 +147,8 @@ describe("synthesized scripts against the emulator", () => {
     // A token that exists before the first apply is adopted, not duplicated.
     const existing = emulator.addToken({ name: "ci-preexisting", description: "made by hand" });
     const adopt = synthesize({ tokenName: "ci-preexisting", tokenDescription: "now managed" });
-    const adopted = record(await runLocalExec(adopt.dir, sync(adopt.config).create, env));
+    const adoptSync = sync(adopt.config);
+    const adopted = record(await runLocalExec(adopt.dir, adoptSync.create, env, { triggers: adoptSync.triggers }));
     expect(adopted.stdout).toContain(`adopted existing API token "ci-preexisting" (id ${existing.id})`);
     expect(emulator.tokens().filter((t) => t.name === "ci-preexisting")).toEqual([
       expect.objectContaining({ id: existing.id, description: "now managed" }),

@@ -36,8 +36,9 @@ export async function runExternal(
 
 /**
  * A `local-exec` provisioner. `self` stands in for the resource's attributes, used to resolve
- * `${self.triggers.x}` and `${lookup(self.triggers, "x", "")}` in a destroy-time provisioner's
- * environment; `workspace` is `terraform.workspace` (default "default").
+ * `${jsonencode(self.triggers)}`, `${self.triggers.x}` and `${lookup(self.triggers, "x", "")}` in a
+ * provisioner's environment (`api_in_sync` reads "true", its value once applied); `workspace` is
+ * `terraform.workspace` (default "default").
  */
 export function runLocalExec(
   stackDir: string,
@@ -54,6 +55,10 @@ export function runLocalExec(
   const resolved = Object.fromEntries(
     Object.entries(provisioner.environment ?? {}).map(([k, v]) => {
       if (v === "${terraform.workspace}") return [k, workspace];
+      if (v === "${jsonencode(self.triggers)}") {
+        if (!self) throw new Error("no self.triggers to resolve");
+        return [k, JSON.stringify(Object.fromEntries(Object.keys(self.triggers).map((t) => [t, t === "api_in_sync" ? "true" : trigger(t)])))];
+      }
       const lookup = /^\$\{lookup\(self\.triggers, "([a-z_]+)", "([^"]*)"\)\}$/.exec(v);
       if (lookup) return [k, trigger(lookup[1], lookup[2])];
       const direct = /^\$\{self\.triggers\.([a-z_]+)\}$/.exec(v);
