@@ -4,6 +4,7 @@
  *   npm run bench:ratio                          # N = 50 and 400, 7 alternating runs each
  *   npm run bench:ratio -- --n=50,100,400 --runs=9
  *   npm run bench:ratio -- --n=400 --keep        # leave both folders and print how to plan them by hand
+ *   npm run bench:ratio -- --node=<dir>/node_modules/node/bin/node   # scripts on another Node line
  *
  * For each N, two stacks are applied once and then planned alternately (library, floor, library,
  * ...) in one session, so that the load of a shared machine falls on both alike:
@@ -20,6 +21,7 @@
  * Printed: the median wall time of each, the median of the per-pair ratios and the ratio of the
  * medians (when the machine's load swings between runs, the two differ: quote both).
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -110,16 +112,26 @@ async function main(): Promise<void> {
   const dirs: string[] = [];
   try {
     for (let i = 0; i < others; i++) emulator.addToken({ name: `other-${i}` });
+    // The Node line the scripts (and the floor's `node -e`) run on: the `node` on PATH, or --node.
+    const nodeBin = arg("node");
     const env = {
       ...process.env,
+      ...(nodeBin ? { PATH: `${path.dirname(path.resolve(nodeBin))}${path.delimiter}${process.env.PATH ?? ""}` } : {}),
       GPUCLOUD_BASE_URL: emulator.url,
       GPUCLOUD_USERNAME: USER.username,
       GPUCLOUD_PASSWORD: USER.password,
     };
+    const nodeVersion = execFileSync("node", ["--version"], { env, encoding: "utf8" }).trim();
     console.log(
-      `## Steady plan against the Terraform floor (terraform ${tf.version}; emulator, ${others} other tokens, pages of ${maxPageSize}; ` +
-        `${runs} alternating runs each)\n`,
+      `## Steady plan against the Terraform floor (terraform ${tf.version}, node ${nodeVersion}; emulator, ${others} other tokens, ` +
+        `pages of ${maxPageSize}; ${runs} alternating runs each)\n`,
     );
+    if (Number(/^v(\d+)/.exec(nodeVersion)?.[1] ?? 0) < 22) {
+      console.log(
+        `Note: node ${nodeVersion} is not a supported line (22, 24, 26) and has no compile cache, so each script process ` +
+          "costs more than users see; pass --node=<a node 22+ binary> (e.g. npm install --prefix <dir> node@24).\n",
+      );
+    }
     console.log("| N tokens | library s (median) | floor s (median) | ratio (median of pairs) | ratio of medians | library ms per token above floor |");
     console.log("|---|---|---|---|---|---|");
     for (const n of ns) {
