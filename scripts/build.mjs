@@ -71,6 +71,7 @@ const tools = [
   ["tools/bench/plan-cost.ts", "build/tools/bench/plan-cost.js"],
   ["tools/bench/client-faults.ts", "build/tools/bench/client-faults.js"],
   ["tools/bench/fault-matrix.ts", "build/tools/bench/fault-matrix.js"],
+  ["tools/bench/terraform-profile.ts", "build/tools/bench/terraform-profile.js"],
 ];
 for (const [entry, out] of tools) {
   if (!existsSync(at(entry))) continue;
