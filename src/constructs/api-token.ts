@@ -7,7 +7,6 @@ import {
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
-  inventoryKey,
 } from "../runtime/protocol";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
@@ -133,8 +132,7 @@ export class ApiToken extends Construct {
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
     // every cdktf token captures a stack trace when created, and a dozen per ApiToken made
     // synthesis three times slower than the same elements declared by hand.
-    const observed = (field: string) => `${inventory.resultAddress}["${inventoryKey(key, field)}"]`;
-    const inSync = `${observed(InventoryResultField.IN_SYNC)} == "true"`;
+    const inSync = `${inventory.resultField(key, InventoryResultField.IN_SYNC)} == "true"`;
 
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which forces a replacement, and it becomes

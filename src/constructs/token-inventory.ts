@@ -47,7 +47,8 @@ interface AfterWriteGroup {
   readonly attributes: TerraformLocal;
   /** The group's part of the stack's query, and the after-write marker. */
   readonly query: Record<string, string>;
-  readonly keys: string[];
+  /** The slots (see inventoryKey) of the group's tokens. */
+  readonly slots: string[];
   /** The group's sync resources: the read waits for them. */
   readonly writes: string[];
 }
@@ -115,6 +116,8 @@ export class TokenInventory extends Construct {
   private readonly groups: AfterWriteGroup[] = [];
   /** Token key → its group. */
   private readonly groupOf = new Map<string, AfterWriteGroup>();
+  /** Token key → its slot in the query and the results: `t0`, `t1`, ... (see inventoryKey). */
+  private readonly slotOf = new Map<string, string>();
   /** The workspace lets the script find what this folder last applied (see addWarningsCheck). */
   private readonly query: Record<string, string> = { [INVENTORY_WORKSPACE]: "${terraform.workspace}" };
   /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
@@ -173,7 +176,19 @@ export class TokenInventory extends Construct {
    * with a splat per attribute.
    */
   attributeExpression(key: string, field: string): string {
-    return `local.${this.group(key).attributes.friendlyUniqueId}["${key}"]["${inventoryKey(key, field)}"]`;
+    const slot = this.slot(key);
+    return `local.${this.group(key).attributes.friendlyUniqueId}["${slot}"]["${inventoryKey(slot, field)}"]`;
+  }
+
+  /** The Terraform expression (text) of one field of a token in the plan-time inventory's result. */
+  resultField(key: string, field: string): string {
+    return `${this.resultAddress}["${inventoryKey(this.slot(key), field)}"]`;
+  }
+
+  private slot(key: string): string {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) throw new Error(`cdktf-gpucloud: token key ${key} is not registered with the stack's inventory`);
+    return slot;
   }
 
   private group(key: string): AfterWriteGroup {
@@ -190,13 +205,13 @@ export class TokenInventory extends Construct {
    * with the square of the number of tokens (4 of the 6.4 s of a 400-token plan). A group
    * bounds the walk, so the cost per token stays constant.
    */
-  private joinGroup(key: string): void {
+  private joinGroup(key: string, slot: string): void {
     let group = this.groups[this.groups.length - 1];
-    if (!group || group.keys.length >= AFTER_WRITE_GROUP_SIZE) {
+    if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
       const query: Record<string, string> = { [INVENTORY_WORKSPACE]: this.query[INVENTORY_WORKSPACE], [INVENTORY_AFTER_WRITE]: "true" };
-      const keys: string[] = [];
+      const slots: string[] = [];
       const writes: string[] = [];
-      const inSyncKeys = () => `[${keys.map((k) => `"${inventoryKey(k, InventoryResultField.IN_SYNC)}"`).join(", ")}]`;
+      const inSyncKeys = () => `[${slots.map((k) => `"${inventoryKey(k, InventoryResultField.IN_SYNC)}"`).join(", ")}]`;
       // Terraform refuses a count unknown at plan ("Invalid count argument"). The inventory's result
       // is unknown at plan when its query holds a value only known at apply (a name taken from a
       // resource's attribute): then every group's read after the writes has its one instance.
@@ -216,14 +231,14 @@ export class TokenInventory extends Construct {
         this.groups.length === 0 ? "attributes" : `attributes-${this.groups.length + 1}`,
         Lazy.stringValue({
           produce: () =>
-            `\${{for k in ${JSON.stringify(keys)} : k => ${this.resultAddress}[${observedKey}] == "true" ? ` +
+            `\${{for k in ${JSON.stringify(slots)} : k => ${this.resultAddress}[${observedKey}] == "true" ? ` +
             `${this.resultAddress} : one(data.external.${data.friendlyUniqueId}[*].result)}}`,
         }),
       );
-      group = { data, attributes, query, keys, writes };
+      group = { data, attributes, query, slots, writes };
       this.groups.push(group);
     }
-    group.keys.push(key);
+    group.slots.push(slot);
     this.groupOf.set(key, group);
   }
 
@@ -264,12 +279,15 @@ export class TokenInventory extends Construct {
       if (isKnown(previous)) claims.set(claimKey(previous), { path, what: "a previous name", value: previous });
     }
 
-    this.joinGroup(entry.key);
+    const slot = `t${this.slotOf.size}`;
+    this.slotOf.set(entry.key, slot);
+    this.joinGroup(entry.key, slot);
     const groupQuery = this.group(entry.key).query;
     const ask = (field: string, value: string) => {
-      this.query[inventoryKey(entry.key, field)] = value;
-      groupQuery[inventoryKey(entry.key, field)] = value;
+      this.query[inventoryKey(slot, field)] = value;
+      groupQuery[inventoryKey(slot, field)] = value;
     };
+    ask(InventoryQueryField.KEY, entry.key);
     if (entry.envPrefix !== undefined) ask(InventoryQueryField.ENV_PREFIX, entry.envPrefix);
     ask(InventoryQueryField.NAME, terraformLiteral(entry.name));
     if (entry.description !== undefined) ask(InventoryQueryField.DESCRIPTION, terraformLiteral(entry.description));
@@ -292,7 +310,7 @@ export class TokenInventory extends Construct {
       // HCL (`"https://var.host"` for `https://${var.host}`), a literal URL nobody configured.
       const baseUrl = isKnown(where.baseUrl)
         ? JSON.stringify(terraformLiteral(where.baseUrl))
-        : `data.external.${this.data.friendlyUniqueId}.query["${inventoryKey(key, InventoryQueryField.BASE_URL)}"]`;
+        : `data.external.${this.data.friendlyUniqueId}.query["${inventoryKey(this.slot(key), InventoryQueryField.BASE_URL)}"]`;
       this.valueQuery.push(`"${inventoryKey(key, TokenValueField.BASE_URL)}" = ${baseUrl}`);
     }
     if (where.envPrefix !== undefined) {

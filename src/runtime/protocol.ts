@@ -106,11 +106,15 @@ export const SECRET_ENV_NAMES: readonly string[] = [
 
 /**
  * The `token-inventory` query and result are flat maps (the external protocol allows nothing
- * else), keyed `<token key>.<field>`, where the token key is the ApiToken's construct address
- * (hex, no dots). Query fields: {@link InventoryQueryField}; result fields: {@link InventoryResultField}.
+ * else), keyed `<slot>.<field>`. The slot is short and has no dots: the construct numbers its
+ * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
+ * hand-offs and records) as the query field {@link InventoryQueryField.KEY}; without that field
+ * the slot is the key. Short slots matter: Terraform keeps the result in the state and copies the
+ * root module's state for every output it plans, and at 400 tokens 42-character keys made up half
+ * of the result. Query fields: {@link InventoryQueryField}; result fields: {@link InventoryResultField}.
  */
-export function inventoryKey(tokenKey: string, field: string): string {
-  return `${tokenKey}.${field}`;
+export function inventoryKey(slot: string, field: string): string {
+  return `${slot}.${field}`;
 }
 
 /**
@@ -131,6 +135,8 @@ export const INVENTORY_WORKSPACE = "workspace";
 export const INVENTORY_WARNINGS = "warnings";
 
 export const InventoryQueryField = {
+  /** The token's construct address; absent means the slot is the address. */
+  KEY: "key",
   NAME: "name",
   /** Present only when the construct manages the description. */
   DESCRIPTION: "description",

@@ -16,6 +16,9 @@ import {
 
 /** One managed token as the stack's inventory query describes it. */
 export interface ManagedToken {
+  /** Where its fields are in the query and the result (see inventoryKey). */
+  readonly slot: string;
+  /** The construct's address: the key of its hand-offs and applied records. */
   readonly key: string;
   readonly name: string;
   /** Undefined when the description is not managed. */
@@ -35,22 +38,23 @@ function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
     if (flatKey === INVENTORY_AFTER_WRITE || flatKey === INVENTORY_WORKSPACE) continue;
     const dot = flatKey.indexOf(".");
     if (dot <= 0) throw new ConfigError(`query key "${flatKey}" is not of the form <token key>.<field>`);
-    const key = flatKey.slice(0, dot);
-    let entry = fields.get(key);
-    if (!entry) fields.set(key, (entry = new Map()));
+    const slot = flatKey.slice(0, dot);
+    let entry = fields.get(slot);
+    if (!entry) fields.set(slot, (entry = new Map()));
     entry.set(flatKey.slice(dot + 1), value);
   }
-  return [...fields].map(([key, entry]) => {
+  return [...fields].map(([slot, entry]) => {
     const previous = [...entry]
       .filter(([field]) => field.startsWith(InventoryQueryField.PREVIOUS_PREFIX))
       .map(([field, value]) => [Number(field.slice(InventoryQueryField.PREVIOUS_PREFIX.length)), value] as const)
       .sort((a, b) => a[0] - b[0])
-      .map(([index, value]) => requireName(value, `query.${key}.previous.${index}`));
+      .map(([index, value]) => requireName(value, `query.${slot}.previous.${index}`));
     const baseUrl = entry.get(InventoryQueryField.BASE_URL);
     const envPrefix = entry.get(InventoryQueryField.ENV_PREFIX);
     return {
-      key,
-      name: requireName(entry.get(InventoryQueryField.NAME), `query.${key}.name`),
+      slot,
+      key: entry.get(InventoryQueryField.KEY) || slot,
+      name: requireName(entry.get(InventoryQueryField.NAME), `query.${slot}.name`),
       description: entry.get(InventoryQueryField.DESCRIPTION),
       previousNames: previous,
       baseUrl: baseUrl ? baseUrl : undefined,
@@ -151,7 +155,7 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
         ctx.out.warn(`no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`);
       }
       for (const [field, value] of Object.entries(observe(m, tokens, named, ctx.out.warn))) {
-        result[inventoryKey(m.key, field)] = value;
+        result[inventoryKey(m.slot, field)] = value;
       }
     }
   }

@@ -41,8 +41,9 @@ describe("GpuCloudAccount", () => {
     // Both provisioners read the prefix from the triggers (GPUCLOUD_TOKEN_TRIGGERS), the destroy side the old one.
     for (const p of resource.provisioner) expect(p["local-exec"].environment.GPUCLOUD_TOKEN_TRIGGERS).toBe("${jsonencode(self.triggers)}");
     const query = inventoryQuery(json);
-    expect(query[`${resource.triggers.key}.env_prefix`]).toBe("GPUCLOUD_PROD_");
-    expect(query[`${resource.triggers.key}.base_url`]).toBe("https://prod.example.test");
+    expect(query["t0.key"]).toBe(resource.triggers.key);
+    expect(query["t0.env_prefix"]).toBe("GPUCLOUD_PROD_");
+    expect(query["t0.base_url"]).toBe("https://prod.example.test");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
       if (name.startsWith("gpucloud-token-inventory")) continue;
       expect(data.query.env_prefix).toBe("GPUCLOUD_PROD_");

@@ -77,7 +77,8 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     // The query: each asking token's id (an expression over the inventory reads) and its literal base URL; not token c.
     const items = /^\$\{jsonencode\(\{(.*)\}\)\}$/.exec(command.stdin)![1].split(/, (?=")/);
     expect(items.map((i) => i.split(" = ")[0])).toEqual([expect.stringMatching(/^"\w+\.id"$/), expect.stringMatching(/^"\w+\.base_url"$/), expect.stringMatching(/^"\w+\.id"$/)]);
-    expect(items[0]).toMatch(/^"(\w+)\.id" = local\.gpucloud-token-inventory_attributes_\w+\["\1"\]\["\1\.id"\]$/);
+    // The token-value query is keyed by construct address; the attribute, by the token's slot in the inventory.
+    expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-token-inventory_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);
     expect(json.provider.local).toEqual([{}]);
     expect(json.terraform.required_providers.local).toEqual({ source: "local", version: "2.7.0" });
@@ -90,11 +91,11 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       void new ApiToken(stack, "t", { name: "ci", valueInState: false, baseUrl: `https://${host.stringValue}/v1` }).ephemeralToken;
     });
     const inventory = Object.entries<any>(json.data.external).find(([name]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(name))!;
-    const queryKey = Object.keys(inventory[1].query).find((k) => k.endsWith(".base_url"))!;
-    expect(inventory[1].query[queryKey]).toBe("https://${var.host}/v1");
+    expect(inventory[1].query["t0.base_url"]).toBe("https://${var.host}/v1");
+    const key = inventory[1].query["t0.key"];
     const stdin: string = only<any>(json.ephemeral.local_command).stdin;
     expect(stdin).not.toContain("var.host/v1");
-    expect(stdin).toContain(`"${queryKey}" = data.external.${inventory[0]}.query["${queryKey}"]`);
+    expect(stdin).toContain(`"${key}.base_url" = data.external.${inventory[0]}.query["t0.base_url"]`);
   });
 
   test("ephemeralToken resolves to the sensitive value of its own key, decoded from the command's stdout", () => {
@@ -102,7 +103,8 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       const token = new ApiToken(stack, "t", { name: "ci", valueInState: false });
       stack.addOverride("locals.v", token.ephemeralToken);
     });
-    const [key] = Object.keys(json.data.external["gpucloud-token-inventory_F87B10F2"].query)[0].split(".");
+    const key = json.data.external["gpucloud-token-inventory_F87B10F2"].query["t0.key"];
+    expect(key).toMatch(/^[0-9a-f]{42}$/);
     expect(json.locals.v).toBe(`\${sensitive(jsondecode(ephemeral.local_command.gpucloud_token_values.stdout)["${key}"])}`);
   });
 

@@ -20,6 +20,13 @@ function only<T>(record: Record<string, T> | undefined): T {
   return values[0];
 }
 
+/** A token's slot in an inventory query: the prefix of the entry `<slot>.key` that holds its key. */
+function slotOf(query: Record<string, string>, key: string): string {
+  const entry = Object.entries(query).find(([k, v]) => k.endsWith(".key") && v === key);
+  if (!entry) throw new Error(`no slot holds key ${key}`);
+  return entry[0].slice(0, -".key".length);
+}
+
 describe("ApiToken synthesis", () => {
   test("declares the stack inventory, the sync resource and a stack read after the writes that exists only while writing", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci-pipeline", description: "for CI" }));
@@ -34,7 +41,8 @@ describe("ApiToken synthesis", () => {
     const observed = json.locals[observedName];
     expect(observedName).toMatch(/^gpucloud-token-inventory_observed_[0-9A-F]+$/);
     expect(observed).toMatch(/^\$\{data\.external\.gpucloud-token-inventory_[0-9A-F]+\.result\}$/);
-    expect(sync.triggers.api_in_sync).toBe(`\${local.${observedName}["${key}.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
+    // The inventory's query and result name each token by a short slot (t0, t1, ...); the query maps it to the key.
+    expect(sync.triggers.api_in_sync).toBe(`\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
     expect(sync.triggers.api_in_sync).not.toContain("undefined");
 
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
@@ -54,19 +62,19 @@ describe("ApiToken synthesis", () => {
     const inventory = externals[inventoryName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
-    expect(inventory.query).toEqual({ [`${key}.name`]: "ci-pipeline", [`${key}.description`]: "for CI", workspace: "${terraform.workspace}" });
+    expect(inventory.query).toEqual({ "t0.key": key, "t0.name": "ci-pipeline", "t0.description": "for CI", workspace: "${terraform.workspace}" });
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
     expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
-    expect(read.count).toBe(`\${alltrue([for k in ["${key}.in_sync"] : local.${observedName}[k] == "true"]) ? 0 : 1}`);
+    expect(read.count).toBe(`\${alltrue([for k in ["t0.in_sync"] : local.${observedName}[k] == "true"]) ? 0 : 1}`);
     // The token's attributes: one local per group of tokens, the inventory's result while in sync, else the read's.
     const readName = Object.keys(externals).find((k) => k.includes("after-write"))!;
     const attributesName = Object.keys(json.locals).find((k) => k.includes("_attributes_"))!;
     expect(Object.keys(json.locals)).toHaveLength(2);
     expect(json.locals[attributesName]).toBe(
-      `\${{for k in ["${key}"] : k => local.${observedName}["\${k}.in_sync"] == "true" ? local.${observedName} : one(data.external.${readName}[*].result)}}`,
+      `\${{for k in ["t0"] : k => local.${observedName}["\${k}.in_sync"] == "true" ? local.${observedName} : one(data.external.${readName}[*].result)}}`,
     );
 
     expect(json.provider.null).toBeDefined();
@@ -83,12 +91,16 @@ describe("ApiToken synthesis", () => {
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
     expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(11);
+    expect(Object.keys(query)).toHaveLength(16);
     expect(query.workspace).toBe("${terraform.workspace}");
+    const slots = new Set<string>();
     for (const sync of Object.values<any>(json.resource.null_resource)) {
-      expect(query[`${sync.triggers.key}.name`]).toBe(sync.triggers.name);
-      expect(query[`${sync.triggers.key}.previous.0`]).toBe(sync.triggers.name.replace("token", "old"));
+      const slot = slotOf(query, sync.triggers.key);
+      slots.add(slot);
+      expect(query[`${slot}.name`]).toBe(sync.triggers.name);
+      expect(query[`${slot}.previous.0`]).toBe(sync.triggers.name.replace("token", "old"));
     }
+    expect([...slots].sort()).toEqual(["t0", "t1", "t2", "t3", "t4"]);
   });
 
   test("one check block per stack turns the inventory's warnings into plan and apply warnings", () => {
@@ -133,20 +145,21 @@ describe("ApiToken synthesis", () => {
       const members = Array.from({ length: read.depends_on.length }, (_, j) => g * 25 + j);
       expect(read.depends_on).toEqual(members.map((i) => `null_resource.${syncOf(i)}`));
       const keys = members.map((i) => syncs[syncOf(i)].triggers.key);
+      const slots = keys.map((k) => slotOf(read.query, k));
       expect(read.count).toBe(
-        `\${alltrue([for k in [${keys.map((k) => `"${k}.in_sync"`).join(", ")}] : local.${observedName}[k] == "true"]) ? 0 : 1}`,
+        `\${alltrue([for k in [${slots.map((k) => `"${k}.in_sync"`).join(", ")}] : local.${observedName}[k] == "true"]) ? 0 : 1}`,
       );
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      expect(Object.keys(read.query)).toHaveLength(keys.length + 2);
+      expect(Object.keys(read.query)).toHaveLength(2 * keys.length + 2);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
       const attributesName = Object.keys(json.locals).find((k) => k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`))!;
-      expect(json.locals[attributesName]).toContain(`in [${keys.map((k) => `"${k}"`).join(",")}] : k =>`);
+      expect(json.locals[attributesName]).toContain(`in [${slots.map((k) => `"${k}"`).join(",")}] : k =>`);
       expect(json.locals[attributesName]).toContain(`one(data.external.${name}[*].result)`);
       for (const i of members) {
-        const key = syncs[syncOf(i)].triggers.key;
-        expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${key}"]["${key}.id"])}`);
+        const slot = slotOf(read.query, syncs[syncOf(i)].triggers.key);
+        expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${slot}"]["${slot}.id"])}`);
       }
     });
     // Together, the groups ask exactly what the inventory asks.
@@ -171,7 +184,7 @@ describe("ApiToken synthesis", () => {
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
     for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
-      const baseUrl = name.startsWith("gpucloud-token-inventory") ? data.query[`${sync.triggers.key}.base_url`] : data.query.base_url;
+      const baseUrl = name.startsWith("gpucloud-token-inventory") ? data.query[`${slotOf(data.query, sync.triggers.key)}.base_url`] : data.query.base_url;
       expect(baseUrl).toBe("https://api.example.test/v1");
     }
   });
@@ -208,15 +221,14 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "created", { value: token.createdAt });
       new TerraformOutput(stack, "used", { value: token.lastUsed });
     });
-    const key = only<any>(json.resource.null_resource).triggers.key;
-    // Through the group's local (see the test of the inventory for what it holds).
-    const attributes = `local.${Object.keys(json.locals).find((k) => k.includes("_attributes_"))}["${key}"]`;
-    expect(json.output.id.value).toBe(`\${(${attributes}["${key}.id"])}`);
-    expect(json.output.token.value).toBe(`\${sensitive(${attributes}["${key}.token"])}`);
+    // Through the group's local (see the test of the inventory for what it holds), by the token's slot.
+    const attributes = `local.${Object.keys(json.locals).find((k) => k.includes("_attributes_"))}["t0"]`;
+    expect(json.output.id.value).toBe(`\${(${attributes}["t0.id"])}`);
+    expect(json.output.token.value).toBe(`\${sensitive(${attributes}["t0.token"])}`);
     expect(json.output.token.sensitive).toBe(true);
     expect(json.output.created.value).toContain("tonumber(");
-    expect(json.output.created.value).toContain(`["${key}.created_at"]`);
-    expect(json.output.used.value).toContain(`["${key}.last_used"]`);
+    expect(json.output.created.value).toContain(`["t0.created_at"]`);
+    expect(json.output.used.value).toContain(`["t0.last_used"]`);
     for (const o of Object.values<any>(json.output)) expect(o.value).not.toContain("undefined");
   });
 

@@ -35,12 +35,14 @@ test("duplicates and a switch of id are in the result's warnings; reading the re
     const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "token-inventory"], {
       cwd,
       env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
-      stdin: JSON.stringify({ "k1.name": "inv-dup", "k2.name": "inv-moved", workspace: "default" }),
+      // As the construct writes it: each token in a short slot, with its key (what the records are filed under).
+      stdin: JSON.stringify({ "t0.key": "k1", "t0.name": "inv-dup", "t1.key": "k2", "t1.name": "inv-moved", workspace: "default" }),
     });
     expect(ran.code).toBe(0);
     const result = JSON.parse(ran.stdout) as Record<string, string>;
-    // The stack keeps the token this folder applied, not the oldest.
-    expect(result["k1.id"]).toBe(second.id);
+    // The stack keeps the token this folder applied, not the oldest; the result is keyed by slot.
+    expect(result["t0.id"]).toBe(second.id);
+    expect(Object.keys(result).filter((k) => k.includes(".")).every((k) => /^t[01]\./.test(k))).toBe(true);
     expect(result.warnings.split("\n")).toEqual([
       `2 API tokens are named "inv-dup" (ids ${second.id}, ${first.id}); the stack uses ${second.id}. Revoke or rename the others in the console to remove the ambiguity.`,
       `API token "inv-moved" now resolves to id ${moved.id}, not to id tok_gone, which the last apply from this folder managed and which no longer exists: the stack's tokenId and token switch to ${moved.id}.`,

@@ -91,7 +91,10 @@ describe("synthesized scripts against the emulator", () => {
     const first = synthesize({ tokenName: "ci-scripts", tokenDescription: "v1" });
     let s = sync(first.config);
     const key = s.triggers.key;
-    const field = (result: Record<string, string> | undefined, name: string) => result?.[`${key}.${name}`];
+    // The inventory names the stack's only token by its slot, t0, and gives its key in the query.
+    expect(external(first.config, "inventory").query["t0.key"]).toBe(key);
+    const slot = "t0";
+    const field = (result: Record<string, string> | undefined, name: string) => result?.[`${slot}.${name}`];
 
     let observed = record(await runExternal(first.dir, external(first.config, "inventory"), env));
     expect(field(observed.result, "in_sync")).toBe("false");
@@ -108,13 +111,13 @@ describe("synthesized scripts against the emulator", () => {
 
     observed = record(await runExternal(first.dir, external(first.config, "inventory"), env));
     expect(observed.result).toMatchObject({
-      [`${key}.in_sync`]: "true",
-      [`${key}.id`]: created.id,
-      [`${key}.token`]: created.token,
-      [`${key}.description`]: "v1",
+      [`${slot}.in_sync`]: "true",
+      [`${slot}.id`]: created.id,
+      [`${slot}.token`]: created.token,
+      [`${slot}.description`]: "v1",
     });
     // Only the managed token's fields: nothing about other tokens of the account.
-    expect(Object.keys(observed.result!).every((k) => k.startsWith(`${key}.`) || k === "warnings")).toBe(true);
+    expect(Object.keys(observed.result!).every((k) => k.startsWith(`${slot}.`) || k === "warnings")).toBe(true);
     expect(observed.result!.warnings).toBe("");
     // The read after the writes runs the same program with the same query.
     const read = record(await runExternal(first.dir, external(first.config, "after-write"), env));
