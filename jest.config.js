@@ -15,4 +15,7 @@ module.exports = {
   testTimeout: 120000,
   maxWorkers: 2,
   reporters: ["default", "<rootDir>/test/support/summary-reporter.js"],
+  // One temporary folder per run, removed at the end (see test/support/tmp-setup.js).
+  globalSetup: "<rootDir>/test/support/tmp-setup.js",
+  globalTeardown: "<rootDir>/test/support/tmp-teardown.js",
 };
