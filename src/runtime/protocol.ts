@@ -24,8 +24,9 @@ export const RuntimeCommand = {
   FLAVOR_PREFERENCE: "flavor-preference",
   /**
    * external data source, one per stack, at plan time and again after the writes (only when
-   * some token is being written): every managed token's observation and attributes from one
-   * login and one list walk per base URL.
+   * some token is being written): every managed token's observation and attributes, and the
+   * answer of every lookup of the stack whose query is literal, from one login, one list walk
+   * and one catalog read per account and base URL.
    */
   TOKEN_INVENTORY: "token-inventory",
   /**
@@ -151,7 +152,26 @@ export const InventoryQueryField = {
    * token's `token` result field is then always "". Absent means "true".
    */
   VALUE_IN_STATE: "value_in_state",
+  /**
+   * Present only for a Flavors or FlavorPreference answered by the stack's read (see
+   * {@link LookupKind}): the entry is then that lookup's query (the keys of {@link FlavorQuery} or
+   * {@link FlavorPreferenceQuery}), and the result carries, under the same key, the fields of
+   * {@link FlavorResult} or {@link FlavorPreferenceResult}.
+   */
+  LOOKUP: "lookup",
+  /** A lookup's construct path, for error messages. */
+  PATH: "path",
 } as const;
+
+/**
+ * The value of a lookup's {@link InventoryQueryField.LOOKUP} field: the command whose answer the
+ * stack's read gives for it (a lookup whose query holds an expression runs that command itself).
+ */
+export const LookupKind = {
+  FLAVORS: RuntimeCommand.FLAVORS,
+  FLAVOR_PREFERENCE: RuntimeCommand.FLAVOR_PREFERENCE,
+} as const;
+export type LookupKindName = (typeof LookupKind)[keyof typeof LookupKind];
 
 /** Per managed token; all strings; "" where there is no such token. */
 export const InventoryResultField = {

@@ -1,6 +1,7 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { readAppliedRecords, type AppliedRecord } from "./handoff";
+import { answerLookups, parseLookup, type StackLookup } from "./stack-lookups";
 import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
 import {
   allTokens,
@@ -31,8 +32,14 @@ export interface ManagedToken {
   readonly valueInState: boolean;
 }
 
-/** Splits the flat query (`<key>.<field>`) into one entry per managed token. */
-function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
+/** The stack's query split into its managed tokens and its lookups. */
+interface StackQuery {
+  readonly tokens: ManagedToken[];
+  readonly lookups: StackLookup[];
+}
+
+/** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
+function parseInventoryQuery(query: Record<string, string>): StackQuery {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
     if (flatKey === INVENTORY_AFTER_WRITE || flatKey === INVENTORY_WORKSPACE) continue;
@@ -43,25 +50,36 @@ function parseInventoryQuery(query: Record<string, string>): ManagedToken[] {
     if (!entry) fields.set(slot, (entry = new Map()));
     entry.set(flatKey.slice(dot + 1), value);
   }
-  return [...fields].map(([slot, entry]) => {
-    const previous = [...entry]
-      .filter(([field]) => field.startsWith(InventoryQueryField.PREVIOUS_PREFIX))
-      .map(([field, value]) => [Number(field.slice(InventoryQueryField.PREVIOUS_PREFIX.length)), value] as const)
-      .sort((a, b) => a[0] - b[0])
-      .map(([index, value]) => requireName(value, `query.${slot}.previous.${index}`));
-    const baseUrl = entry.get(InventoryQueryField.BASE_URL);
-    const envPrefix = entry.get(InventoryQueryField.ENV_PREFIX);
-    return {
-      slot,
-      key: entry.get(InventoryQueryField.KEY) || slot,
-      name: requireName(entry.get(InventoryQueryField.NAME), `query.${slot}.name`),
-      description: entry.get(InventoryQueryField.DESCRIPTION),
-      previousNames: previous,
-      baseUrl: baseUrl ? baseUrl : undefined,
-      envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
-      valueInState: entry.get(InventoryQueryField.VALUE_IN_STATE) !== "false",
-    };
-  });
+  const parsed: StackQuery = { tokens: [], lookups: [] };
+  for (const [slot, entry] of fields) {
+    if (entry.has(InventoryQueryField.LOOKUP)) parsed.lookups.push(parseLookup(slot, entry));
+    else parsed.tokens.push(parseToken(slot, entry));
+  }
+  return parsed;
+}
+
+function parseToken(slot: string, entry: ReadonlyMap<string, string>): ManagedToken {
+  const previous = [...entry]
+    .filter(([field]) => field.startsWith(InventoryQueryField.PREVIOUS_PREFIX))
+    .map(([field, value]) => [Number(field.slice(InventoryQueryField.PREVIOUS_PREFIX.length)), value] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, value]) => requireName(value, `query.${slot}.previous.${index}`));
+  const baseUrl = entry.get(InventoryQueryField.BASE_URL);
+  const envPrefix = entry.get(InventoryQueryField.ENV_PREFIX);
+  return {
+    slot,
+    key: entry.get(InventoryQueryField.KEY) || slot,
+    name: requireName(entry.get(InventoryQueryField.NAME), `query.${slot}.name`),
+    description: entry.get(InventoryQueryField.DESCRIPTION),
+    previousNames: previous,
+    baseUrl: baseUrl ? baseUrl : undefined,
+    envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
+    valueInState: entry.get(InventoryQueryField.VALUE_IN_STATE) !== "false",
+  };
+}
+
+function isLookup(entry: ManagedToken | StackLookup): entry is StackLookup {
+  return "kind" in entry;
 }
 
 /** The tokens a managed name designates (see tokensNamed), looked up once per managed token. */
@@ -124,41 +142,67 @@ function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matc
 
 /**
  * Once per stack at plan time (and once more after the writes, when there are any): logs in once
- * and walks the token list once per distinct account and base URL, and returns, for the managed tokens only,
- * their observation and attributes. Other tokens of the account never leave this process.
+ * per distinct account and base URL, walks its token list once when the stack manages tokens
+ * there and reads its flavor catalog once when the stack has lookups there, and returns, for the
+ * managed tokens only, their observation and attributes, and each lookup's answer. Other tokens of
+ * the account never leave this process. Lookups that fail are reported together, each by its
+ * construct's path, after every account was read.
  */
 export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  const managed = parseInventoryQuery(query);
+  const { tokens: managed, lookups } = parseInventoryQuery(query);
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
   const workspace = query[INVENTORY_WORKSPACE];
   const warnings: string[] = [];
+  const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
-  if (workspace !== undefined) {
+  if (workspace !== undefined && managed.length > 0) {
     for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace && !r.pending) applied.set(r.key, r);
   }
-  for (const group of groupByAccount(managed)) {
+  for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
-    const tokens = await withClient(ctx, baseUrl, (client) => allTokens(client, ctx), envPrefix);
-    for (const m of group) {
-      const last = applied.get(m.key);
-      const named = tokensNamed(tokens, m.name, last?.id);
-      const found = warningsFor(m, tokens, named, last);
-      for (const line of found) ctx.out.warn(line);
-      warnings.push(...found);
-      if (afterWrite && named.matches.length === 0) {
-        // Not an error: this read also runs at plan time when no write is pending, e.g. in
-        // `terraform plan -refresh-only` after the token was deleted in the console, which must
-        // show the drift rather than fail. Its attributes are then empty (numbers null); the next
-        // plan recreates the token.
-        ctx.out.warn(`no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`);
-      }
-      for (const [field, value] of Object.entries(observe(m, tokens, named, ctx.out.warn))) {
-        result[inventoryKey(m.slot, field)] = value;
-      }
-    }
+    const groupTokens = group.filter((e): e is ManagedToken => !isLookup(e));
+    await withClient(
+      ctx,
+      baseUrl,
+      async (client) => {
+        if (groupTokens.length > 0) {
+          const tokens = await allTokens(client, ctx);
+          for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
+        }
+        lookupErrors.push(...(await answerLookups(client, group.filter(isLookup), ctx.out, result)));
+      },
+      envPrefix,
+    );
   }
+  if (lookupErrors.length > 0) throw new Error(lookupErrors.join("\n"));
   result[INVENTORY_WARNINGS] = warnings.join("\n");
   return result;
+}
+
+/** One managed token's fields of the result, and its warnings. */
+function observeManaged(
+  ctx: RuntimeContext,
+  m: ManagedToken,
+  tokens: readonly TokenView[],
+  last: AppliedRecord | undefined,
+  afterWrite: boolean,
+  warnings: string[],
+  result: Record<string, string>,
+): void {
+  const named = tokensNamed(tokens, m.name, last?.id);
+  const found = warningsFor(m, tokens, named, last);
+  for (const line of found) ctx.out.warn(line);
+  warnings.push(...found);
+  if (afterWrite && named.matches.length === 0) {
+    // Not an error: this read also runs at plan time when no write is pending, e.g. in
+    // `terraform plan -refresh-only` after the token was deleted in the console, which must
+    // show the drift rather than fail. Its attributes are then empty (numbers null); the next
+    // plan recreates the token.
+    ctx.out.warn(`no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`);
+  }
+  for (const [field, value] of Object.entries(observe(m, tokens, named, ctx.out.warn))) {
+    result[inventoryKey(m.slot, field)] = value;
+  }
 }
