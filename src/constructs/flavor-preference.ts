@@ -1,13 +1,12 @@
-import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Fn, Token, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { flavorChoicePrefix, RuntimeCommand } from "../runtime/protocol";
+import { flavorChoicePrefix, LookupKind } from "../runtime/protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery } from "./flavor-query";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider } from "./providers";
-import { externalProgram } from "./runtime-script";
+import { lookupField } from "./lookup-read";
 import { checkBaseUrl, isKnown, propError } from "./validation";
 import { terraformLiteral } from "./terraform-literal";
 
@@ -70,11 +69,7 @@ export class FlavorPreference extends Construct {
     if (account.baseUrl !== undefined) query.base_url = terraformLiteral(account.baseUrl);
     if (account.envPrefixInput !== undefined) query.env_prefix = account.envPrefixInput;
 
-    const lookup = new DataExternal(this, "lookup", {
-      program: externalProgram(this, RuntimeCommand.FLAVOR_PREFERENCE),
-      query,
-    });
-    const field = (name: string) => lookup.result.lookup(name);
+    const field = lookupField(this, LookupKind.FLAVOR_PREFERENCE, query);
     this.flavorId = field("flavor_id");
     this.flavorName = field("flavor_name");
     this.price = Token.asNumber(Fn.tonumber(field("price")));

@@ -1,13 +1,12 @@
-import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Fn, Op, Token, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { RuntimeCommand } from "../runtime/protocol";
+import { LookupKind } from "../runtime/protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { checkBoolean, validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery, scalarText } from "./flavor-query";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider } from "./providers";
-import { externalProgram } from "./runtime-script";
+import { lookupField } from "./lookup-read";
 import { checkBaseUrl } from "./validation";
 import { terraformLiteral } from "./terraform-literal";
 
@@ -70,11 +69,7 @@ export class Flavors extends Construct {
     if (account.baseUrl !== undefined) query.base_url = terraformLiteral(account.baseUrl);
     if (account.envPrefixInput !== undefined) query.env_prefix = account.envPrefixInput;
 
-    const lookup = new DataExternal(this, "lookup", {
-      program: externalProgram(this, RuntimeCommand.FLAVORS),
-      query,
-    });
-    const field = (name: string) => lookup.result.lookup(name);
+    const field = lookupField(this, LookupKind.FLAVORS, query);
     // With allowEmpty and no match the text fields are "" and the numbers null, not a failed
     // tonumber(""). (Tested as length < 1: cdktf renders the literals "" and 0 as `undefined`.)
     const numberOrNull = (name: string) =>

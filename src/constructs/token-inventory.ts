@@ -9,6 +9,7 @@ import {
   InventoryQueryField,
   InventoryResultField,
   RuntimeCommand,
+  type LookupKindName,
   TokenValueField,
   inventoryKey,
 } from "../runtime/protocol";
@@ -85,11 +86,13 @@ function accountOf(entry: InventoryEntry): { readonly key: string; readonly labe
 }
 
 /**
- * The one plan-time read of a stack's API tokens: a single `data "external"` whose program logs
- * in once and walks the token list once per account and base URL, and returns the observation and attributes
- * of the stack's managed tokens only. Created by the first ApiToken of a stack and found again
- * as the stack's child by its id (a lookup by name), so synthesis stays linear in the number of
- * tokens.
+ * The one plan-time read of a stack: a single `data "external"` whose program logs in once per
+ * account and base URL, walks the token list once there, reads the flavor catalog once there,
+ * and returns the observation and attributes of the stack's managed tokens only and the answer
+ * of each of its lookups (Flavors, FlavorPreference) whose query is literal. Created by the first
+ * ApiToken or lookup of a stack and found again as the stack's child by its id (a lookup by
+ * name), so synthesis stays linear in the number of constructs and a steady plan runs one script
+ * process, whatever their number.
  */
 export class TokenInventory extends Construct {
   /** The stack's inventory, created on first use. */
@@ -122,6 +125,11 @@ export class TokenInventory extends Construct {
   private readonly query: Record<string, string> = { [INVENTORY_WORKSPACE]: "${terraform.workspace}" };
   /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
   private queryHasComputedValues = false;
+  /** The literal lookups' part of the query (see addLookup). */
+  private readonly lookupQuery: Record<string, string> = {};
+  /** Every lookup's result, from the stack's read or the lookups' own read (see addLookup); made by the first lookup. */
+  private lookupResults?: TerraformLocal;
+  private warningsCheckAdded = false;
   /** The `token-value` query's fields, as Terraform object items (`"<key>.id" = <expression>`). */
   private readonly valueQuery: string[] = [];
   /** The Terraform address of the stack's ephemeral `local_command`, once some token asked for its value. */
@@ -131,10 +139,47 @@ export class TokenInventory extends Construct {
     super(scope, id);
     this.data = new DataExternal(this, "inventory", {
       program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
-      query: Lazy.anyValue({ produce: () => ({ ...this.query }) }) as unknown as Record<string, string>,
+      // The lookups join the read only while the tokens' query is literal (see addLookup).
+      query: Lazy.anyValue({
+        produce: () => ({ ...this.query, ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
+      }) as unknown as Record<string, string>,
     });
     this.observed = new TerraformLocal(this, "observed", `\${data.external.${this.data.friendlyUniqueId}.result}`);
-    this.addWarningsCheck();
+  }
+
+  /**
+   * Adds a Flavors or FlavorPreference whose query is literal (`query`: its command's query, every
+   * value known at synth time); returns the Terraform address (text) of a map that holds its result
+   * fields under `inventoryKey(<its construct address>, <field>)`. The stack's read answers it,
+   * unless some token's query holds an expression: that read is then unknown at plan until apply,
+   * and the lookup's attributes must stay known at plan, so the lookups get one read of their own
+   * (decided at synthesis, once every construct is added). A lookup with an expression in its own
+   * query never comes here: it would make the tokens' read, and with it their `api_in_sync`
+   * trigger, unknown at plan.
+   */
+  addLookup(owner: Construct, kind: LookupKindName, query: Readonly<Record<string, string>>): string {
+    const key = owner.node.addr;
+    this.lookupQuery[inventoryKey(key, InventoryQueryField.LOOKUP)] = kind;
+    this.lookupQuery[inventoryKey(key, InventoryQueryField.PATH)] = terraformLiteral(owner.node.path);
+    for (const [field, value] of Object.entries(query)) this.lookupQuery[inventoryKey(key, field)] = value;
+    this.lookupResults ??= this.addLookupResults();
+    return `local.${this.lookupResults.friendlyUniqueId}`;
+  }
+
+  private addLookupResults(): TerraformLocal {
+    const own = new DataExternal(this, "lookups", {
+      program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+      // Empty while it has no instance: the configuration then holds each lookup's query once.
+      query: Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? { ...this.lookupQuery } : {}) }) as unknown as Record<string, string>,
+      count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : 0) })),
+    });
+    return new TerraformLocal(
+      this,
+      "lookup-results",
+      Lazy.stringValue({
+        produce: () => (this.queryHasComputedValues ? `\${data.external.${own.friendlyUniqueId}[0].result}` : `\${${this.resultAddress}}`),
+      }),
+    );
   }
 
   /**
@@ -245,6 +290,10 @@ export class TokenInventory extends Construct {
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
   register(owner: Construct, entry: InventoryEntry): void {
     const kind = "ApiToken";
+    if (!this.warningsCheckAdded) {
+      this.warningsCheckAdded = true;
+      this.addWarningsCheck();
+    }
     const root = owner.node.root;
     let claims = appClaims.get(root);
     if (!claims) appClaims.set(root, (claims = new Map()));
