@@ -1,5 +1,5 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
-import { Lazy, TerraformLocal, TerraformStack, Token, type TerraformResource } from "cdktf";
+import { Aspects, Lazy, TerraformLocal, TerraformStack, Token, type TerraformResource } from "cdktf";
 import { Construct } from "constructs";
 import {
   DEFAULT_ENV_PREFIX,
@@ -167,18 +167,23 @@ export class TokenInventory extends Construct {
   }
 
   private addLookupResults(): TerraformLocal {
-    const own = new DataExternal(this, "lookups", {
-      program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
-      // Empty while it has no instance: the configuration then holds each lookup's query once.
-      query: Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? { ...this.lookupQuery } : {}) }) as unknown as Record<string, string>,
-      count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : 0) })),
+    let own: DataExternal | undefined;
+    // Whether some token's query holds an expression is known once every construct is added: the
+    // lookups' own read is then made by an aspect (cdktf runs aspects before it synthesizes), so
+    // the configuration of every other stack holds no trace of it.
+    Aspects.of(this).add({
+      visit: (node) => {
+        if (node !== this || own !== undefined || !this.queryHasComputedValues) return;
+        own = new DataExternal(this, "lookups", {
+          program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+          query: { ...this.lookupQuery },
+        });
+      },
     });
     return new TerraformLocal(
       this,
       "lookup-results",
-      Lazy.stringValue({
-        produce: () => (this.queryHasComputedValues ? `\${data.external.${own.friendlyUniqueId}[0].result}` : `\${${this.resultAddress}}`),
-      }),
+      Lazy.stringValue({ produce: () => (own ? `\${data.external.${own.friendlyUniqueId}.result}` : `\${${this.resultAddress}}`) }),
     );
   }
 
