@@ -1,5 +1,6 @@
 import { TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { FlavorPreference, type FlavorPreferenceProps } from "../../src";
+import { onlyLookup, SHARED_FIELD } from "../support/stack-read";
 
 function synth(props: FlavorPreferenceProps, build?: (stack: TerraformStack, p: FlavorPreference) => void): any {
   const app = Testing.app();
@@ -9,11 +10,7 @@ function synth(props: FlavorPreferenceProps, build?: (stack: TerraformStack, p: 
   return JSON.parse(Testing.synth(stack));
 }
 
-function lookup(json: any): any {
-  const all = Object.values<any>(json.data.external);
-  expect(all).toHaveLength(1);
-  return all[0];
-}
+const lookup = onlyLookup;
 
 describe("FlavorPreference synthesis", () => {
   test("template syntax in literal strings is escaped, so Terraform reads them as written", () => {
@@ -31,7 +28,8 @@ describe("FlavorPreference synthesis", () => {
       baseUrl: "http://127.0.0.1:9999",
     });
     const data = lookup(json);
-    expect(data.program).toEqual(["node", expect.stringMatching(/gpucloud-tf\.js$/), "flavor-preference"]);
+    expect(data.program).toEqual(["node", expect.stringMatching(/gpucloud-tf\.js$/), "token-inventory"]);
+    expect([data.shared, data.kind, data.path]).toEqual([true, "flavor-preference", "test/gpu"]);
     expect(data.query).toEqual({
       choice_count: "3",
       choice0_region_id: "norway-east-1",
@@ -67,14 +65,15 @@ describe("FlavorPreference synthesis", () => {
         new TerraformOutput(stack, name, { value });
       }
     });
-    expect(json.output.id.value).toMatch(/^\$\{data\.external\.gpu_lookup_\w+\.result\["flavor_id"\]\}$/);
-    expect(json.output.name.value).toContain('result["flavor_name"]');
-    expect(json.output.region.value).toContain('result["region_id"]');
-    expect(json.output.model.value).toContain('result["gpu"]');
-    expect(json.output.price.value).toMatch(/^\$\{tonumber\(data\.external\.gpu_lookup_\w+\.result\["price"\]\)\}$/);
-    expect(json.output.gpus.value).toContain('tonumber(data.external.gpu_lookup_');
-    expect(json.output.choice.value).toMatch(/tonumber\(.*result\["choice"\]\)/);
-    expect(json.output.flavor.value).toMatch(/jsondecode\(.*result\["flavor"\]\)/);
+    const field = SHARED_FIELD;
+    expect(json.output.id.value).toMatch(new RegExp(`^\\$\\{${field("flavor_id")}\\}$`));
+    expect(json.output.name.value).toMatch(new RegExp(field("flavor_name")));
+    expect(json.output.region.value).toMatch(new RegExp(field("region_id")));
+    expect(json.output.model.value).toMatch(new RegExp(field("gpu")));
+    expect(json.output.price.value).toMatch(new RegExp(`^\\$\\{tonumber\\(${field("price")}\\)\\}$`));
+    expect(json.output.gpus.value).toMatch(new RegExp(`tonumber\\(${field("gpu_count")}\\)`));
+    expect(json.output.choice.value).toMatch(new RegExp(`tonumber\\(${field("choice")}\\)`));
+    expect(json.output.flavor.value).toMatch(new RegExp(`jsondecode\\(${field("flavor")}\\)`));
   });
 
   test("boolean choices given as Terraform variables are rendered with tostring", () => {
@@ -83,6 +82,7 @@ describe("FlavorPreference synthesis", () => {
     const spot = new TerraformVariable(stack, "spot", { type: "bool" });
     new FlavorPreference(stack, "gpu", { choices: [{ gpu: "H100", spot: spot.booleanValue }, { gpu: "A100" }] });
     const data = lookup(JSON.parse(Testing.synth(stack)));
+    expect([data.shared, data.kind]).toEqual([false, "flavor-preference"]);
     expect(data.query).toEqual({ choice_count: "2", choice0_gpu: "H100", choice0_spot: "${tostring(var.spot)}", choice1_gpu: "A100" });
   });
 

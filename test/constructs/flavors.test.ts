@@ -1,5 +1,6 @@
 import { TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { Flavors, type FlavorsProps } from "../../src";
+import { onlyLookup, SHARED_FIELD } from "../support/stack-read";
 
 function synth(props: FlavorsProps, outputs?: (f: Flavors, stack: TerraformStack) => void): any {
   const app = Testing.app();
@@ -9,11 +10,7 @@ function synth(props: FlavorsProps, outputs?: (f: Flavors, stack: TerraformStack
   return JSON.parse(Testing.synth(stack));
 }
 
-function lookup(json: any): any {
-  const all = Object.values<any>(json.data.external);
-  expect(all).toHaveLength(1);
-  return all[0];
-}
+const lookup = onlyLookup;
 
 describe("Flavors synthesis", () => {
   test("template syntax in literal strings is escaped, so Terraform reads them as written", () => {
@@ -36,7 +33,9 @@ describe("Flavors synthesis", () => {
       baseUrl: "http://127.0.0.1:9999",
     });
     const data = lookup(json);
-    expect(data.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/gpucloud-runtime\/.*\/gpucloud-tf\.js$/), "flavors"]);
+    // A literal query: the stack's one read answers it, naming the construct for its errors.
+    expect(data.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/gpucloud-runtime\/.*\/gpucloud-tf\.js$/), "token-inventory"]);
+    expect([data.shared, data.kind, data.path]).toEqual([true, "flavors", "test/gpu"]);
     expect(data.query).toEqual({
       region_id: "region-1",
       gpu: "H100",
@@ -85,6 +84,8 @@ describe("Flavors synthesis", () => {
       gpus: [gpu.stringValue, "A100"],
     });
     const data = lookup(JSON.parse(Testing.synth(stack)));
+    // An expression in the query: a data source of its own, running the flavors command, as before.
+    expect([data.shared, data.kind]).toEqual([false, "flavors"]);
     expect(data.query).toEqual({
       in_stock_only: "${tostring(var.in_stock)}",
       spot: "${tostring(var.spot)}",
@@ -110,12 +111,13 @@ describe("Flavors synthesis", () => {
       new TerraformOutput(stack, "id", { value: f.cheapestId });
       new TerraformOutput(stack, "gpus", { value: f.cheapestGpuCount });
     });
-    expect(json.output.all.value).toMatch(/^\$\{jsondecode\(data\.external\.gpu_lookup_[0-9A-F]+\.result\["flavors"\]\)\}$/);
-    expect(json.output.ids.value).toContain('jsondecode(data.external.gpu_lookup_');
-    expect(json.output.count.value).toContain('tonumber(');
-    expect(json.output.id.value).toContain('result["cheapest_id"]');
-    expect(json.output.price.value).toMatch(/^\$\{\(length\(data\.external\.gpu_lookup_\w+\.result\["cheapest_price"\]\) < 1\) \? null : tonumber\(/);
-    expect(json.output.gpus.value).toContain('result["cheapest_gpu_count"]');
+    const field = SHARED_FIELD;
+    expect(json.output.all.value).toMatch(new RegExp(`^\\$\\{jsondecode\\(${field("flavors")}\\)\\}$`));
+    expect(json.output.ids.value).toMatch(new RegExp(`^\\$\\{jsondecode\\(${field("ids")}\\)\\}$`));
+    expect(json.output.count.value).toMatch(new RegExp(`^\\$\\{tonumber\\(${field("count")}\\)\\}$`));
+    expect(json.output.id.value).toMatch(new RegExp(`^\\$\\{${field("cheapest_id")}\\}$`));
+    expect(json.output.price.value).toMatch(new RegExp(`^\\$\\{\\(length\\(${field("cheapest_price")}\\) < 1\\) \\? null : tonumber\\(`));
+    expect(json.output.gpus.value).toMatch(new RegExp(field("cheapest_gpu_count")));
   });
 
   describe("rejects bad props at synth time", () => {
