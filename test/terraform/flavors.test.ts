@@ -126,7 +126,7 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
     );
   });
 
-  test("FlavorPreference: the first choice with a match wins, cheapest within it; one API call per distinct region", async () => {
+  test("FlavorPreference: the first choice with a match wins, cheapest within it; one catalog read for the stack's lookups", async () => {
     const tf = await stackWith((stack) => {
       const first = new FlavorPreference(stack, "first", {
         choices: [
@@ -171,11 +171,12 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
     ]);
     expect([value("second_gpu"), value("second_gpu_count"), value("second_flavor_ram")]).toEqual(["A100-80G-SXM4", 8, 960]);
 
-    // A plan reads each data source once: "first" asks for 2 regions (2 calls); "second" has a
-    // choice without region, so its one call lists every region.
+    // A plan reads the catalog once for both (the stack's one read): "second" has a choice without
+    // region, so one call lists every region, which also answers "first" (2 regions alone).
     emulator.resetStats();
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
-    expect(flavorGets()).toBe(3);
+    expect(flavorGets()).toBe(1);
+    expect(emulator.stats().logins).toBe(1);
   });
 
   test("FlavorPreference with no matching choice fails the plan, saying what each choice's regions offer", async () => {
