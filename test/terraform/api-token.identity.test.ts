@@ -334,7 +334,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     ).toThrow(/ApiToken "tokens\/two": name "same" is also the name of ApiToken "tokens\/one"/);
   });
 
-  test("a steady plan costs one login and one list walk for all tokens, plus one per Flavors, whatever N", async () => {
+  test("a steady plan costs one login, one list walk and one catalog read for all tokens and the Flavors, whatever N", async () => {
     const pages = await startEmulator({ users: [USER], maxPageSize: 10 });
     try {
       for (let i = 0; i < 35; i++) pages.addToken({ name: `other-${i}` });
@@ -357,14 +357,15 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
         });
         expect(stats.tokenWrites).toBe(0);
       }
-      // One process for the inventory, one for the Flavors: one login each.
-      expect(costs[0].logins).toBe(2);
-      expect(costs[1].logins).toBe(2);
+      // One process, the stack's read, for the tokens and the Flavors: one login.
+      expect(costs[0].logins).toBe(1);
+      expect(costs[1].logins).toBe(1);
       // One walk of 36 or 43 tokens in pages of at most 10.
       expect(costs[0].lists).toBeGreaterThanOrEqual(4);
       expect(costs[0].lists).toBeLessThanOrEqual(5);
       expect(costs[1].lists).toBeGreaterThanOrEqual(5);
       expect(costs[1].lists).toBeLessThanOrEqual(6);
+      expect(costs[0].flavors).toBe(1);
       expect(costs[1].flavors).toBe(costs[0].flavors);
     } finally {
       await pages.close();

@@ -93,7 +93,7 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(1);
     const message = oneLine(plan.stderr);
-    expect(message).toContain('no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"');
+    expect(message).toContain('Flavors "s/gpu": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"');
     expect(message).toMatch(/A100/);
     expect(message).toContain("Canada Central");
   });

@@ -122,7 +122,7 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(1);
     expect(oneLine(plan.stderr)).toContain(
-      'no region has id "norway-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1',
+      'Flavors "s/f": no region has id "norway-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1',
     );
   });
 
@@ -192,7 +192,7 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(1);
     const message = oneLine(plan.stderr);
-    expect(message).toContain("no choice of the preference matches:");
+    expect(message).toContain('FlavorPreference "s/none": no choice of the preference matches:');
     expect(message).toContain('choice 0 (region id canada-central-1, gpu H100): region "Canada Central" (id canada-central-1) offers: ');
     expect(message).toContain("A100-80G-PCIe x1/x2 from 1.70");
     expect(message).toContain('choice 1 (region id us-east-1, gpu L40S, price <= 1.00): region "US East" (id us-east-1) offers:');
