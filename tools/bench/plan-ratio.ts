@@ -12,9 +12,9 @@
  * - library: N ApiTokens, each with two outputs (its id, and its value marked sensitive), and
  *   three lookups (two Flavors, one FlavorPreference), each with one output;
  * - floor: what Terraform costs with trivial programs: N null_resources, one data "external"
- *   per script process the library's steady plan runs (the inventory and the three lookups),
- *   each a `node -e` printing a fixed JSON object, and the same number of outputs, referencing
- *   the null_resources and the data sources.
+ *   per script process the library's steady plan runs (one: the stack's read answers the tokens
+ *   and the three lookups), a `node -e` printing a fixed JSON object, and the same number of
+ *   outputs, referencing the null_resources and the data source.
  *
  * Both run against the emulator (300 other tokens on the account, pages of 50) and the provider
  * doubles, offline. Every steady plan must be empty (-detailed-exitcode 0), else the bench fails.
@@ -66,10 +66,10 @@ function libraryStack(outdir: string, n: number): string {
 function floorStack(dir: string, n: number): string {
   const program = ["node", "-e", `process.stdout.write(JSON.stringify({ id: "x", value: "y" }))`];
   const data: Record<string, unknown> = {};
-  for (const name of ["inventory", "h100", "a100", "preferred"]) data[name] = { program, query: { name } };
+  data.inventory = { program, query: { name: "inventory" } };
   const resources: Record<string, unknown> = {};
   const outputs: Record<string, unknown> = {};
-  for (const name of ["h100", "a100", "preferred"]) outputs[`${name}_id`] = { value: `\${data.external.${name}.result["id"]}` };
+  for (const name of ["h100", "a100", "preferred"]) outputs[`${name}_id`] = { value: `\${data.external.inventory.result["id"]}` };
   for (let i = 0; i < n; i++) {
     resources[`t${i}`] = { triggers: { name: `floor-${i}` } };
     outputs[`t${i}_id`] = { value: `\${null_resource.t${i}.id}` };
