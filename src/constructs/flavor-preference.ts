@@ -31,8 +31,8 @@ export interface FlavorPreferenceProps {
 /**
  * One flavor picked from an ordered list of choices at plan time, e.g. "an in-stock H100 in
  * norway-east-1, else one in us-east-1, else two A100-80G anywhere". The catalog is read once
- * per plan (one API call per distinct region of the choices); if no choice matches, the plan
- * fails with what each choice's regions offer.
+ * per plan, by the stack's one read, for all its lookups (one API call per distinct region of the
+ * choices); if no choice matches, the plan fails with what each choice's regions offer.
  */
 export class FlavorPreference extends Construct {
   /** The chosen flavor's id. */

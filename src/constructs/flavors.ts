@@ -29,8 +29,9 @@ export interface FlavorsProps extends FlavorFilterProps {
 }
 
 /**
- * The GPU flavors that match a filter, looked up at plan time (an external data source, read
- * at every plan; one API call per region asked for) and sorted by price, then name. A filter
+ * The GPU flavors that match a filter, looked up at every plan (by the stack's one read, which
+ * reads the catalog once for all its lookups: one API call per region asked for; a filter holding
+ * a Terraform expression gets a read of its own) and sorted by price, then name. A filter
  * that matches nothing fails the plan with a message saying what the regions do offer, unless
  * `allowEmpty` is set. To fall back from one filter to another, use `FlavorPreference`.
  */
