@@ -5,7 +5,7 @@
  * leaves the lookups' attributes known, a lookup's computed query leaves the tokens' in-sync
  * trigger known. Script processes are counted by a `node` on Terraform's PATH that logs each start.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Resource } from "@cdktf/provider-null/lib/resource";
