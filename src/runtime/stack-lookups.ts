@@ -46,6 +46,17 @@ export function parseLookup(key: string, fields: ReadonlyMap<string, string>): S
   };
 }
 
+/**
+ * An error of an account's connection (a missing variable, bad credentials, the API down), with
+ * the lookups that read through it: the stack's read is one data source for all of them, so
+ * Terraform's own message names none.
+ */
+export function withLookupsNamed(err: unknown, lookups: readonly StackLookup[]): unknown {
+  if (lookups.length === 0) return err;
+  const names = lookups.map((l) => `${CONSTRUCT_OF[l.kind]} "${l.path}"`).join(", ");
+  return new Error(`${err instanceof Error ? err.message : String(err)} (read for ${names})`);
+}
+
 function filtersOf(lookup: StackLookup): FlavorFilter[] {
   return lookup.kind === LookupKind.FLAVORS ? [filterFromQuery(lookup.query)] : choicesFromQuery(lookup.query);
 }

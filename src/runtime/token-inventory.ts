@@ -1,7 +1,7 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { readAppliedRecords, type AppliedRecord } from "./handoff";
-import { answerLookups, parseLookup, type StackLookup } from "./stack-lookups";
+import { answerLookups, parseLookup, withLookupsNamed, type StackLookup } from "./stack-lookups";
 import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
 import {
   allTokens,
@@ -163,18 +163,23 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
     const groupTokens = group.filter((e): e is ManagedToken => !isLookup(e));
-    await withClient(
-      ctx,
-      baseUrl,
-      async (client) => {
-        if (groupTokens.length > 0) {
-          const tokens = await allTokens(client, ctx);
-          for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
-        }
-        lookupErrors.push(...(await answerLookups(client, group.filter(isLookup), ctx.out, result)));
-      },
-      envPrefix,
-    );
+    const groupLookups = group.filter(isLookup);
+    try {
+      await withClient(
+        ctx,
+        baseUrl,
+        async (client) => {
+          if (groupTokens.length > 0) {
+            const tokens = await allTokens(client, ctx);
+            for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
+          }
+          lookupErrors.push(...(await answerLookups(client, groupLookups, ctx.out, result)));
+        },
+        envPrefix,
+      );
+    } catch (err) {
+      throw withLookupsNamed(err, groupLookups);
+    }
   }
   if (lookupErrors.length > 0) throw new Error(lookupErrors.join("\n"));
   result[INVENTORY_WARNINGS] = warnings.join("\n");

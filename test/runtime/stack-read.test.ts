@@ -111,7 +111,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
       stdin: JSON.stringify(lookup("ok", "flavors", "s/fine", { gpu: "H100" })),
     });
     expect(ran.code).toBe(1);
-    expect(ran.stderr).toMatch(/gpucloud: error: token-inventory: .*(401|invalid username or password)/i);
+    expect(ran.stderr).toMatch(/gpucloud: error: token-inventory: .*(401|invalid username or password).* \(read for Flavors "s\/fine"\)/i);
     expect(ran.stderr).not.toContain("wrong-pw-4711");
   });
 });

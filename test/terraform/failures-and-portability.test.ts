@@ -114,12 +114,15 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     const plan = await wrong.plan();
     expect(plan.exitCode).toBe(1);
     expect(oneLine(plan.stderr)).toMatch(/invalid username or password/i);
+    // One data source reads for every lookup of the stack: the message names the lookups of the account.
+    expect(oneLine(plan.stderr)).toContain('(read for Flavors "s/gpu")');
     expect(plan.stderr + plan.stdout).not.toContain("not-the-password-4242");
 
     const none = await stackWith(flavorsStack({ gpu: "H100" }), { GPUCLOUD_BASE_URL: emulator.url });
     const missing = await none.plan();
     expect(missing.exitCode).toBe(1);
     const text = oneLine(missing.stderr);
+    expect(text).toContain('(read for Flavors "s/gpu")');
     for (const variable of ["GPUCLOUD_API_TOKEN", "GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD", "GPUCLOUD_PASSWORD_MD5"]) {
       expect(text).toContain(variable);
     }
