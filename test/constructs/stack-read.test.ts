@@ -1,0 +1,73 @@
+import { Resource } from "@cdktf/provider-null/lib/resource";
+import { TerraformStack, TerraformVariable, Testing } from "cdktf";
+import { ApiToken, FlavorPreference, Flavors } from "../../src";
+
+/** The stack's data "external" blocks, by the command each runs, with their queries. */
+function reads(build: (stack: TerraformStack) => void): { name: string; command: string; query: Record<string, string>; count?: unknown }[] {
+  const app = Testing.app();
+  const stack = new TerraformStack(app, "test");
+  build(stack);
+  const json = JSON.parse(Testing.synth(stack));
+  return Object.entries<any>(json.data.external).map(([name, d]) => ({ name, command: d.program[2], query: d.query, count: d.count }));
+}
+const lookupsOf = (query: Record<string, string>) => Object.keys(query).filter((k) => k.endsWith(".lookup")).map((k) => query[k]).sort();
+const plannedReads = (all: ReturnType<typeof reads>) => all.filter((r) => !r.name.includes("after-write"));
+
+describe("the stack's one read", () => {
+  test("tokens and literal lookups: one data source at plan (besides the reads after the writes, count 0 while in sync)", () => {
+    const all = reads((stack) => {
+      new Flavors(stack, "h100", { gpu: "H100" });
+      new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100" }, { gpu: "A100" }] });
+      for (let i = 0; i < 3; i++) new ApiToken(stack, `t${i}`, { name: `n${i}` });
+    });
+    const planned = plannedReads(all);
+    expect(planned).toHaveLength(1);
+    expect(planned[0].command).toBe("token-inventory");
+    expect(lookupsOf(planned[0].query)).toEqual(["flavor-preference", "flavors"]);
+    expect(Object.keys(planned[0].query).filter((k) => k.endsWith(".name"))).toHaveLength(3);
+    // The reads after the writes carry the tokens only.
+    for (const r of all.filter((r) => r.name.includes("after-write"))) expect(lookupsOf(r.query)).toEqual([]);
+  });
+
+  test("a stack of lookups only: one data source, and no tokens' check block", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "test");
+    new Flavors(stack, "a", { gpu: "H100" });
+    new Flavors(stack, "b", { regionId: "us-east-1" });
+    const json = JSON.parse(Testing.synth(stack));
+    expect(Object.values<any>(json.data.external).map((d) => d.program[2])).toEqual(["token-inventory"]);
+    expect(json.check).toBeUndefined();
+  });
+
+  test("a lookup with an expression keeps its own data source and stays out of the tokens' query", () => {
+    const planned = plannedReads(
+      reads((stack) => {
+        const gpu = new TerraformVariable(stack, "gpu", { type: "string" });
+        new Flavors(stack, "computed", { gpu: gpu.stringValue });
+        new FlavorPreference(stack, "literal", { choices: [{ gpu: "H100" }] });
+        new ApiToken(stack, "t", { name: "n" });
+      }),
+    );
+    expect(planned.map((r) => r.command).sort()).toEqual(["flavors", "token-inventory"]);
+    const inventory = planned.find((r) => r.command === "token-inventory")!;
+    expect(lookupsOf(inventory.query)).toEqual(["flavor-preference"]);
+    expect(planned.find((r) => r.command === "flavors")!.query).toEqual({ gpu: "${var.gpu}" });
+  });
+
+  test("a token with an expression, declared after the lookups: the literal lookups get one read of their own", () => {
+    const planned = plannedReads(
+      reads((stack) => {
+        new Flavors(stack, "h100", { gpu: "H100" });
+        new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100" }] });
+        const seed = new Resource(stack, "seed", {});
+        new ApiToken(stack, "t", { name: `n-${seed.id}` });
+      }),
+    );
+    expect(planned).toHaveLength(2);
+    const [inventory, lookups] = [planned.find((r) => !r.name.includes("lookups"))!, planned.find((r) => r.name.includes("lookups"))!];
+    expect(lookupsOf(inventory.query)).toEqual([]);
+    expect(lookupsOf(lookups.query)).toEqual(["flavor-preference", "flavors"]);
+    expect(lookups.command).toBe("token-inventory");
+    expect(lookups.count).toBeUndefined();
+  });
+});
