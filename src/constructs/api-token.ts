@@ -66,6 +66,12 @@ export interface ApiTokenProps {
 const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
 
 /**
+ * The terraform run (see TokenEnv.RUN): a function call that refers to nothing, so a destroy-time
+ * provisioner may have it, and the same value in both halves of a replacement.
+ */
+const RUN_ID = "${plantimestamp()}";
+
+/**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
  * Terraform. The API has no delete operation: destroying this construct removes it from the
  * state and warns that the token stays active.
@@ -159,6 +165,7 @@ export class ApiToken extends Construct {
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
+            [TokenEnv.RUN]: RUN_ID,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
           },
         },
@@ -166,7 +173,7 @@ export class ApiToken extends Construct {
           type: "local-exec",
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
-          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON },
+          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON, [TokenEnv.RUN]: RUN_ID },
         },
       ],
     });

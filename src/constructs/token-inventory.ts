@@ -4,8 +4,11 @@ import { Construct } from "constructs";
 import {
   DEFAULT_ENV_PREFIX,
   INVENTORY_AFTER_WRITE,
+  INVENTORY_RETIRE_HANDOFFS,
+  INVENTORY_RUN,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
+  RetireHandoffs,
   InventoryQueryField,
   InventoryResultField,
   RuntimeCommand,
@@ -141,10 +144,22 @@ export class TokenInventory extends Construct {
       program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
       // The lookups join the read only while the tokens' query is literal (see addLookup).
       query: Lazy.anyValue({
-        produce: () => ({ ...this.query, ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
+        produce: () => ({ ...this.query, ...this.runFields(), ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
       }) as unknown as Record<string, string>,
     });
     this.observed = new TerraformLocal(this, "observed", `\${data.external.${this.data.friendlyUniqueId}.result}`);
+  }
+
+  /**
+   * The run's id and which hand-offs this read retires (see INVENTORY_RETIRE_HANDOFFS), for a
+   * stack with tokens. A literal query is read while Terraform plans, before any provisioner of
+   * the run; one with an expression may be read during the apply, after destroy halves of its
+   * own run handed off.
+   */
+  private runFields(): Record<string, string> {
+    if (this.slotOf.size === 0) return {};
+    const retire = this.queryHasComputedValues ? RetireHandoffs.OTHER_RUNS : RetireHandoffs.ALL;
+    return { [INVENTORY_RUN]: "${plantimestamp()}", [INVENTORY_RETIRE_HANDOFFS]: retire };
   }
 
   /**

@@ -14,8 +14,7 @@ import {
 import { STALE_LOCK_MS, withNameLock } from "./name-lock";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, RuntimeCommand, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
-import { currentRunId, currentRunScope, stillInRun, TEST_ANCESTRY_ENV, testAncestry, type RunScope } from "./run-scope";
+import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
 import {
   allTokens,
   duplicatesWarning,
@@ -27,42 +26,13 @@ import {
   type TokenView,
 } from "./token-names";
 
-/** What the provisioner commands take from outside, so that tests can pin the run. */
-export interface TokenCommandDeps {
-  /** The id of the terraform run (see ./run-scope.ts). */
-  readonly runId: () => string;
-  /** The run and how it was found; without it, a run found with the id of `runId`. */
-  readonly runScope?: () => RunScope;
-  /** Asked right before each write (API or hand-off): is the run found at the start still ours? */
-  readonly stillInRun?: () => boolean;
-}
-
-const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId, runScope: currentRunScope, stillInRun };
-
-/** The run of this provisioner, honouring the test-only ancestry switch (and saying so). */
-function resolveRun(ctx: RuntimeContext, deps: TokenCommandDeps, command: string): RunScope {
-  const simulated = testAncestry(ctx.env, command);
-  if (simulated) {
-    ctx.out.info(`${TEST_ANCESTRY_ENV} is set: acting as if the process ancestry were ${simulated} (a switch for tests only)`);
-    return { kind: simulated, id: `${process.ppid}@unknown` };
-  }
-  return deps.runScope ? deps.runScope() : { kind: "found", id: deps.runId() };
-}
-
-/** One line, the whole output of a provisioner whose terraform run is gone. */
-function orphaned(command: string): Error {
-  return new Error(
-    `the terraform run that started this ${command === RuntimeCommand.TOKEN_APPLY ? "create" : "destroy"} half is gone ` +
-      `(its process ancestry ends at pid 1), so it changed nothing: no API write, no hand-off taken or removed; ` +
-      `run terraform apply again in this folder`,
-  );
-}
-
-/** Throws when the run is gone since the start: called right before each write. */
-function guardRun(deps: TokenCommandDeps, command: string): () => void {
-  return () => {
-    if (deps.stillInRun && !deps.stillInRun()) throw orphaned(command);
-  };
+/**
+ * The terraform run this provisioner belongs to: `plantimestamp()`, which the construct passes to
+ * both halves (TokenEnv.RUN). Undefined in a configuration without it (none this version
+ * synthesizes): then no hand-off is taken over, and one written cannot be.
+ */
+function runOf(ctx: RuntimeContext): string | undefined {
+  return ctx.env[TokenEnv.RUN] || undefined;
 }
 
 /** The provisioners' common inputs, from their environment. */
@@ -150,14 +120,14 @@ function constructLabel(scope: TokenScope): string {
 
 /**
  * The hand-off this create half may follow, or undefined. Only two kinds are followed: one
- * released earlier in this same terraform run (the destroy half of this replacement), and one
- * that a create half already claimed for this very name (a rename whose write failed, retried
- * by a later run). Any other is dropped with a warning when following it would have renamed.
+ * released earlier in this same terraform run (the destroy half of this replacement: same run
+ * id, not retired by a later run's plan), and one that a create half already claimed for this
+ * very name (a rename whose write failed, retried by a later run). Any other is dropped with a
+ * warning when following it would have renamed.
  */
-function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string, guard: () => void): Handoff | undefined {
+function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string | undefined): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
-  guard();
   if (handoff.api !== undefined && handoff.api !== accountOf(scope, ctx.env)) {
     // The account or API changed with this replacement (account, baseUrl or <prefix>BASE_URL): the
     // released token is on the old one, and a token of its name here may be another deployment's.
@@ -170,7 +140,7 @@ function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId
     );
     return undefined;
   }
-  if (handoff.claimedBy === undefined && handoff.runId === runId) {
+  if (handoff.claimedBy === undefined && !handoff.retired && runId !== undefined && handoff.runId === runId) {
     // Claimed before anything is written, so that a failure below leaves a record the retry honours.
     const claimed: Handoff = { ...handoff, claimedBy: runId, targetName: name };
     writeHandoff(ctx.cwd, claimed);
@@ -210,27 +180,13 @@ function claimIsFresh(handoff: Handoff, now: number = Date.now()): boolean {
  * one replaces in the same run (a rename or update), else a token that already has the name
  * (adoption), else a token with one of the previous names (an explicit rename), else a new one.
  */
-export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
+export async function applyToken(input: RuntimeContext): Promise<void> {
   const ctx = withTriggerEnv(input);
   const name = requireName(ctx.env[TokenEnv.NAME], TokenEnv.NAME);
   const description = ctx.env[TokenEnv.DESCRIPTION];
   const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
   const scope = tokenScope(ctx.env);
-  const command = RuntimeCommand.TOKEN_APPLY;
-  // Before anything else: a create half whose terraform is gone changes nothing.
-  const run = resolveRun(ctx, deps, command);
-  if (run.kind === "orphaned") throw orphaned(command);
-  const guard = guardRun(deps, command);
-  let handoff: Handoff | undefined;
-  if (run.kind === "unreadable") {
-    ctx.out.warn(
-      `the process table cannot be read here (no /proc, no ps), so this run's id is a fallback that the two halves of a ` +
-        `replacement do not share: a token released by the replaced resource is not taken over, and a rename without ` +
-        `previousNames creates a new token. On this machine, rename with previousNames.`,
-    );
-  } else {
-    handoff = takeHandoff(ctx, scope, name, run.id, guard);
-  }
+  const handoff = takeHandoff(ctx, scope, name, runOf(ctx));
   const api = accountOf(scope, ctx.env);
   const lastApplied = appliedOnThisAccount(ctx, scope, api, name);
 
@@ -292,7 +248,6 @@ export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps =
         if (handoff) {
           ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
         }
-        guard();
         const created = await client.createToken({ name, description });
         ctx.out.addSecrets([created.token]);
         recordPending(created.id);
@@ -309,7 +264,6 @@ export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps =
       if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
       const what = changes.length === 0 ? "no change" : changes.join(", ");
       if (changes.length > 0) {
-        guard();
         recordPending(target.id);
         // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
         const updated = await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
@@ -396,18 +350,36 @@ function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenVi
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
  * does what is right for both: it leaves a hand-off that only a create half of this same run may
  * take, and warns that the token stays active otherwise. (Under create_before_destroy Terraform
- * does not run it at all.) It never fails: a destroy must not be blocked by an API that cannot
- * be reached, since it changes nothing there.
+ * does not run it at all.) It never fails, whatever the state holds: a destroy must not be
+ * blocked by an API that cannot be reached or by triggers of an older version, since it changes
+ * nothing on the API.
  */
-export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
-  const ctx = withTriggerEnv(input);
+export async function releaseToken(input: RuntimeContext): Promise<void> {
+  let ctx: RuntimeContext;
+  let scope: TokenScope;
+  try {
+    ctx = withTriggerEnv(input);
+    scope = tokenScope(ctx.env);
+  } catch (err) {
+    // A state written by an older version (no `key` trigger) or damaged: nothing to hand off.
+    input.out.warn(
+      `this resource's triggers cannot be read (${errorMessage(err)}; a state written by an older version of cdktf-gpucloud, or edited): ` +
+        `its API token is left as it is and stays ACTIVE (the GPU cloud API has no delete operation). Nothing was changed.`,
+    );
+    return;
+  }
+  try {
+    await release(ctx, scope);
+  } catch (err) {
+    ctx.out.warn(
+      `could not release API token "${ctx.env[TokenEnv.NAME] ?? ""}": ${ctx.out.redact(errorMessage(err))}. ` +
+        `It is left as it is and stays ACTIVE; a replacing resource adopts it by name.`,
+    );
+  }
+}
+
+async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
   const name = ctx.env[TokenEnv.NAME] ?? "";
-  const scope = tokenScope(ctx.env);
-  const command = RuntimeCommand.TOKEN_RELEASE;
-  const run = resolveRun(ctx, deps, command);
-  // Terraform gone: its state still holds this resource, so the next apply runs this half again.
-  if (run.kind === "orphaned") throw orphaned(command);
-  const guard = guardRun(deps, command);
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   let id: string | undefined;
   let lookedUp = false;
@@ -424,7 +396,6 @@ export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps
       ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
     }
   }
-  guard();
   // The token is let go: a later create must not take this record for a rename it missed.
   removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
 
@@ -433,21 +404,13 @@ export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps
     return;
   }
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
-  if (run.kind === "unreadable") {
-    // No create half could recognise this run (see RunScope): a hand-off would only be refused.
-    ctx.out.warn(
-      `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +
-        `The process table cannot be read here (no /proc, no ps), so a replacing resource cannot take it over: ` +
-        `to rename it, set previousNames: ["${name}"] on the ApiToken; if you are destroying it, revoke it in the cloud console.`,
-    );
-    return;
-  }
   writeHandoff(ctx.cwd, {
     key: scope.key,
     workspace: scope.workspace,
     id,
     name,
-    runId: run.id,
+    // Without a run id (a configuration this version does not write) no create half takes it over.
+    runId: runOf(ctx) ?? "",
     api: accountOf(scope, ctx.env),
     releasedAt: new Date().toISOString(),
   });

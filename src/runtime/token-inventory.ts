@@ -1,8 +1,18 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { readAppliedRecords, type AppliedRecord } from "./handoff";
+import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
 import { answerLookups, parseLookup, withLookupsNamed, type StackLookup } from "./stack-lookups";
-import { INVENTORY_AFTER_WRITE, INVENTORY_WARNINGS, INVENTORY_WORKSPACE, InventoryQueryField, InventoryResultField, inventoryKey } from "./protocol";
+import {
+  INVENTORY_AFTER_WRITE,
+  INVENTORY_RETIRE_HANDOFFS,
+  INVENTORY_RUN,
+  INVENTORY_WARNINGS,
+  INVENTORY_WORKSPACE,
+  InventoryQueryField,
+  InventoryResultField,
+  RetireHandoffs,
+  inventoryKey,
+} from "./protocol";
 import {
   allTokens,
   duplicatesWarning,
@@ -38,11 +48,14 @@ interface StackQuery {
   readonly lookups: StackLookup[];
 }
 
+/** Query keys of the read itself rather than of a token or lookup. */
+const READ_KEYS: ReadonlySet<string> = new Set([INVENTORY_AFTER_WRITE, INVENTORY_WORKSPACE, INVENTORY_RUN, INVENTORY_RETIRE_HANDOFFS]);
+
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
 function parseInventoryQuery(query: Record<string, string>): StackQuery {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
-    if (flatKey === INVENTORY_AFTER_WRITE || flatKey === INVENTORY_WORKSPACE) continue;
+    if (READ_KEYS.has(flatKey)) continue;
     const dot = flatKey.indexOf(".");
     if (dot <= 0) throw new ConfigError(`query key "${flatKey}" is not of the form <token key>.<field>`);
     const slot = flatKey.slice(0, dot);
@@ -155,6 +168,12 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
   const warnings: string[] = [];
   const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
+  const run = query[INVENTORY_RUN];
+  const retire = query[INVENTORY_RETIRE_HANDOFFS];
+  if (!afterWrite && workspace !== undefined && run && retire) {
+    // Before any provisioner of this run: what earlier runs handed off is never taken over now.
+    retireHandoffs(ctx.cwd, workspace, run, retire === RetireHandoffs.ALL);
+  }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
   if (workspace !== undefined && managed.length > 0) {

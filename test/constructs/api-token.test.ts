@@ -49,12 +49,13 @@ describe("ApiToken synthesis", () => {
     expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-apply$/);
     expect(create.when).toBeUndefined();
     // The triggers as one value (the script spreads them into its variables).
-    expect(create.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
+    // Both halves get the run's id from Terraform: plantimestamp() refers to nothing, so a destroy-time provisioner may use it.
+    expect(create.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
     expect(destroy.when).toBe("destroy");
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
     // Destroy-time provisioners may only reference self; a trigger missing from an older state
     // is simply absent from the JSON, never an error.
-    expect(destroy.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
+    expect(destroy.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
 
     const externals = json.data.external;
     expect(Object.keys(externals)).toHaveLength(2);
@@ -62,10 +63,20 @@ describe("ApiToken synthesis", () => {
     const inventory = externals[inventoryName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
-    expect(inventory.query).toEqual({ "t0.key": key, "t0.name": "ci-pipeline", "t0.description": "for CI", workspace: "${terraform.workspace}" });
+    // The plan-time read (literal query: read while planning) retires every hand-off earlier runs left.
+    expect(inventory.query).toEqual({
+      "t0.key": key,
+      "t0.name": "ci-pipeline",
+      "t0.description": "for CI",
+      workspace: "${terraform.workspace}",
+      run: "${plantimestamp()}",
+      retire_handoffs: "all",
+    });
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
-    expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
+    // The read after the writes retires nothing: other tokens' create halves may still be to come.
+    const { run: _run, retire_handoffs: _retire, ...tokensQuery } = inventory.query;
+    expect(read.query).toEqual({ ...tokensQuery, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
     expect(read.count).toBe(`\${alltrue([for k in ["t0.in_sync"] : local.${observedName}[k] == "true"]) ? 0 : 1}`);
@@ -91,7 +102,7 @@ describe("ApiToken synthesis", () => {
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
     expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(16);
+    expect(Object.keys(query)).toHaveLength(18);
     expect(query.workspace).toBe("${terraform.workspace}");
     const slots = new Set<string>();
     for (const sync of Object.values<any>(json.resource.null_resource)) {
@@ -162,9 +173,10 @@ describe("ApiToken synthesis", () => {
         expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${slot}"]["${slot}.id"])}`);
       }
     });
-    // Together, the groups ask exactly what the inventory asks.
+    // Together, the groups ask exactly what the inventory asks, less its run fields.
     delete merged.after_write;
-    expect(merged).toEqual(Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query);
+    const { run: _run, retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
+    expect(merged).toEqual(tokensQuery);
   });
 
   test("leaves the description unmanaged when it is not given", () => {
@@ -180,7 +192,9 @@ describe("ApiToken synthesis", () => {
     const sync = only<any>(json.resource.null_resource);
     expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
     // Both provisioners read it from the triggers (GPUCLOUD_TOKEN_TRIGGERS).
-    for (const p of sync.provisioner) expect(p["local-exec"].environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
+    for (const p of sync.provisioner) {
+      expect(p["local-exec"].environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
+    }
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
     for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
@@ -211,6 +225,9 @@ describe("ApiToken synthesis", () => {
       new ApiToken(stack, "ci", { name: `ci-${v.stringValue}-\${lit}` });
     });
     expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
+    // Such a read may be deferred to the apply, after destroy halves of its own run: it retires only other runs' hand-offs.
+    const inventory = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1];
+    expect(inventory.query).toMatchObject({ run: "${plantimestamp()}", retire_handoffs: "other_runs" });
   });
 
   test("exposes attributes from the inventory while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {
