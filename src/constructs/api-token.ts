@@ -12,7 +12,7 @@ import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
-import { TokenInventory } from "./token-inventory";
+import { RUN_ID, TokenInventory } from "./token-inventory";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
@@ -65,11 +65,7 @@ export interface ApiTokenProps {
 /** A destroy-time provisioner may only refer to `self`. */
 const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
 
-/**
- * The terraform run (see TokenEnv.RUN): a function call that refers to nothing, so a destroy-time
- * provisioner may have it, and the same value in both halves of a replacement.
- */
-const RUN_ID = "${plantimestamp()}";
+
 
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
@@ -158,7 +154,8 @@ export class ApiToken extends Construct {
       },
       // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS):
       // the destroy side reads the old ones, and a trigger added or removed between versions of
-      // this library never breaks an apply of an older state.
+      // this library never breaks an apply of an older state. RUN_ID is a function call that
+      // refers to nothing, which a destroy-time provisioner may have.
       provisioners: [
         {
           type: "local-exec",

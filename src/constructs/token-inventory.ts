@@ -38,6 +38,9 @@ interface InventoryEntry {
 
 const INVENTORY_ID = "gpucloud-token-inventory";
 
+/** The terraform run's id (see TokenEnv.RUN): the same in every read and provisioner of one run. */
+export const RUN_ID = "${plantimestamp()}";
+
 /**
  * Tokens per read after the writes (see joinGroup). A plan costs the same for 10 to 50 (measured
  * at 400 tokens); an apply reads once per group with a write, so fewer, larger groups cost less there.
@@ -159,7 +162,7 @@ export class TokenInventory extends Construct {
   private runFields(): Record<string, string> {
     if (this.slotOf.size === 0) return {};
     const retire = this.queryHasComputedValues ? RetireHandoffs.OTHER_RUNS : RetireHandoffs.ALL;
-    return { [INVENTORY_RUN]: "${plantimestamp()}", [INVENTORY_RETIRE_HANDOFFS]: retire };
+    return { [INVENTORY_RUN]: RUN_ID, [INVENTORY_RETIRE_HANDOFFS]: retire };
   }
 
   /**
@@ -273,7 +276,12 @@ export class TokenInventory extends Construct {
   private joinGroup(key: string, slot: string): void {
     let group = this.groups[this.groups.length - 1];
     if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
-      const query: Record<string, string> = { [INVENTORY_WORKSPACE]: this.query[INVENTORY_WORKSPACE], [INVENTORY_AFTER_WRITE]: "true" };
+      // The run's id lets this read use the session the run's scripts share; it retires nothing.
+      const query: Record<string, string> = {
+        [INVENTORY_WORKSPACE]: this.query[INVENTORY_WORKSPACE],
+        [INVENTORY_AFTER_WRITE]: "true",
+        [INVENTORY_RUN]: RUN_ID,
+      };
       const slots: string[] = [];
       const writes: string[] = [];
       const inSyncKeys = () => `[${slots.map((k) => `"${inventoryKey(k, InventoryResultField.IN_SYNC)}"`).join(", ")}]`;

@@ -2,6 +2,7 @@ import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSyn
 import { hostname } from "node:os";
 import path from "node:path";
 import { foldTokenName } from "../client/operations";
+import { runBudgetMsOrDefault } from "../shared/config";
 import { accountDigest } from "./handoff";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
@@ -19,6 +20,20 @@ import { sha256Hex } from "./sha256";
  * must never be broken, or two creates of one name run at once.
  */
 export const STALE_LOCK_MS = 10 * 60_000;
+
+/** How long a script waits for another one holding a lock of its folder: its run's time budget. */
+export function lockWaitMs(env: NodeJS.ProcessEnv): number {
+  return Math.min(runBudgetMsOrDefault(env), 3600_000);
+}
+
+/**
+ * When a lock is certainly stale: a holder of the same run (same budget) is killed by its
+ * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
+ * holder. Never less than STALE_LOCK_MS.
+ */
+export function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
+  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
+}
 
 /**
  * What a lock file says about its holder: `<pid>\n<host>\n<nonce>\n`. The nonce makes every lock
@@ -236,24 +251,39 @@ export async function withNameLock<T>(
   envPrefix: string = DEFAULT_ENV_PREFIX,
 ): Promise<T> {
   const file = nameLockPath(cwd, apiUrl, name, envPrefix);
+  return withFileLock(file, { cwd, waitMs, staleAfterMs, onWait, holder: `creating or adopting an API token named "${name}"` }, fn);
+}
+
+export interface FileLockOptions {
+  /** The folder messages name the lock file relative to. */
+  readonly cwd: string;
+  readonly waitMs: number;
+  readonly staleAfterMs: number;
+  readonly onWait: (line: string) => void;
+  /** What a holder is doing, for messages: `creating or adopting an API token named "ci"`. */
+  readonly holder: string;
+}
+
+/** Runs `fn` holding the lock `file` (see {@link withNameLock}, which is this lock per token name). */
+export async function withFileLock<T>(file: string, opts: FileLockOptions, fn: () => Promise<T>): Promise<T> {
   mkdirSync(path.dirname(file), { recursive: true });
   const owner = lockOwner();
-  const giveUpAt = Date.now() + waitMs;
+  const giveUpAt = Date.now() + opts.waitMs;
   let told = false;
   for (;;) {
     if (takeLock(file, owner)) break;
     const seen = observeLock(file);
     if (seen === undefined) continue; // released meanwhile
     // Not broken: another waiter is breaking it: wait.
-    if (isStale(seen, staleAfterMs) && breakStaleLock(file, seen)) continue;
+    if (isStale(seen, opts.staleAfterMs) && breakStaleLock(file, seen)) continue;
     if (Date.now() >= giveUpAt) {
       throw new Error(
-        `another provisioner in this folder is creating or adopting an API token named "${name}" (lock ${path.relative(cwd, file)}); ` +
+        `another provisioner in this folder is ${opts.holder} (lock ${path.relative(opts.cwd, file)}); ` +
           `gave up waiting. If no terraform is running here, delete that file (and any ${path.basename(file)}.break-* beside it)`,
       );
     }
     if (!told) {
-      onWait(`waiting for another provisioner that is creating or adopting an API token named "${name}"`);
+      opts.onWait(`waiting for another provisioner that is ${opts.holder}`);
       told = true;
     }
     await sleep(100 + Math.floor(Math.random() * 150));

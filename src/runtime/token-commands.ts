@@ -1,4 +1,4 @@
-import { ConfigError, envPrefixOf, runBudgetMsOrDefault } from "../shared/config";
+import { ConfigError, envPrefixOf } from "../shared/config";
 import type { ApiClient } from "../client/client";
 import { withClient, type RuntimeContext } from "../shared/context";
 import {
@@ -11,7 +11,7 @@ import {
   writeHandoff,
   type Handoff,
 } from "./handoff";
-import { STALE_LOCK_MS, withNameLock } from "./name-lock";
+import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
 import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
@@ -83,20 +83,6 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
     baseUrl: env[TokenEnv.BASE_URL] || undefined,
     envPrefix: envPrefixOf(env[TokenEnv.ENV_PREFIX]),
   };
-}
-
-/** How long a create half waits for another one holding the same name: its run's time budget. */
-function lockWaitMs(env: NodeJS.ProcessEnv): number {
-  return Math.min(runBudgetMsOrDefault(env), 3600_000);
-}
-
-/**
- * When a name lock is certainly stale: a holder of the same run (same budget) is killed by its
- * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
- * holder. Never less than STALE_LOCK_MS.
- */
-function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
-  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
 }
 
 /** The API this provisioner talks to: the construct's (or account's) baseUrl, else <prefix>BASE_URL. */

@@ -1,6 +1,7 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
+import { removeOtherRunSessions } from "./run-session";
 import { answerLookups, parseLookup, withLookupsNamed, type StackLookup } from "./stack-lookups";
 import {
   INVENTORY_AFTER_WRITE,
@@ -161,18 +162,24 @@ function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matc
  * the account never leave this process. Lookups that fail are reported together, each by its
  * construct's path, after every account was read.
  */
-export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  const { tokens: managed, lookups } = parseInventoryQuery(query);
+export async function tokenInventory(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+  const run = query[INVENTORY_RUN] || undefined;
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
+  // A read after the writes shares the login of the run's provisioners (see ./run-session.ts).
+  // The plan-time read keeps its own: a plan that writes nothing would gain nothing from storing
+  // it, and sealing it would load node:crypto into every plan.
+  const ctx: RuntimeContext = run && afterWrite ? { ...input, run } : input;
+  const { tokens: managed, lookups } = parseInventoryQuery(query);
   const workspace = query[INVENTORY_WORKSPACE];
   const warnings: string[] = [];
   const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
-  const run = query[INVENTORY_RUN];
   const retire = query[INVENTORY_RETIRE_HANDOFFS];
   if (!afterWrite && workspace !== undefined && run && retire) {
-    // Before any provisioner of this run: what earlier runs handed off is never taken over now.
+    // Before any provisioner of this run: what earlier runs handed off is never taken over now,
+    // and their sessions are of no more use.
     retireHandoffs(ctx.cwd, workspace, run, retire === RetireHandoffs.ALL);
+    removeOtherRunSessions(ctx.cwd, run);
   }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();

@@ -75,7 +75,8 @@ describe("ApiToken synthesis", () => {
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
     // The read after the writes retires nothing: other tokens' create halves may still be to come.
-    const { run: _run, retire_handoffs: _retire, ...tokensQuery } = inventory.query;
+    // It has the run's id, to share the run's login.
+    const { retire_handoffs: _retire, ...tokensQuery } = inventory.query;
     expect(read.query).toEqual({ ...tokensQuery, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
@@ -162,7 +163,7 @@ describe("ApiToken synthesis", () => {
       );
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      expect(Object.keys(read.query)).toHaveLength(2 * keys.length + 2);
+      expect(Object.keys(read.query)).toHaveLength(2 * keys.length + 3);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
       const attributesName = Object.keys(json.locals).find((k) => k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`))!;
@@ -175,7 +176,7 @@ describe("ApiToken synthesis", () => {
     });
     // Together, the groups ask exactly what the inventory asks, less its run fields.
     delete merged.after_write;
-    const { run: _run, retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
+    const { retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
     expect(merged).toEqual(tokensQuery);
   });
 
