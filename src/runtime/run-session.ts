@@ -1,5 +1,5 @@
 import type * as Crypto from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Session, SessionStore } from "../client/session";
 import { withFileLock } from "./name-lock";
@@ -18,7 +18,7 @@ import { HANDOFF_DIR } from "./protocol";
  * deletes the files of other runs, and the access token inside expires after 30 minutes.
  */
 
-const FILE_PREFIX = "session-";
+export const SESSION_FILE_PREFIX = "session-";
 
 /** Loaded on first use: the plan-time read, which only removes other runs' files, never loads it (see ./sha256.ts). */
 const crypto = (): typeof Crypto => require("node:crypto") as typeof Crypto;
@@ -44,7 +44,7 @@ export function runSessionStore(cwd: string, run: string, account: string, opts:
   return {
     async share(login, { username, secret, now, deadline, rejected }) {
       const identity = `${account}\n${username}\n${run}`;
-      const file = path.join(cwd, HANDOFF_DIR, `${FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`);
+      const file = path.join(cwd, HANDOFF_DIR, `${SESSION_FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`);
       const key = Buffer.from(crypto().hkdfSync("sha256", secret, run, `gpucloud run session\n${identity}`, 32));
       const usable = (s: Session | undefined): s is Session => s !== undefined && now() < s.renewAt && s.accessToken !== rejected;
       const stored = unseal(file, key, identity);
@@ -91,31 +91,4 @@ function unseal(file: string, key: Buffer, identity: string): Session | undefine
   } catch {
     return undefined;
   }
-}
-
-/**
- * Deletes the session files of every run but `run`: called by the stack's plan-time read, the
- * first script of a run (it reads only their run id). Returns how many it deleted.
- */
-export function removeOtherRunSessions(cwd: string, run: string): number {
-  let files: string[];
-  try {
-    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.startsWith(FILE_PREFIX) && f.endsWith(".json"));
-  } catch {
-    return 0;
-  }
-  let removed = 0;
-  for (const f of files) {
-    const full = path.join(cwd, HANDOFF_DIR, f);
-    let of: unknown;
-    try {
-      of = (JSON.parse(readFileSync(full, "utf8")) as Partial<SealedSession>).run;
-    } catch {
-      of = undefined;
-    }
-    if (of === run) continue;
-    rmSync(full, { force: true });
-    removed++;
-  }
-  return removed;
 }

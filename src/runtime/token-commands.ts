@@ -12,6 +12,7 @@ import {
   type Handoff,
 } from "./handoff";
 import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
+import { newestSince, recordRunWrite, runTokens } from "./run-walk";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
 import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
@@ -185,7 +186,7 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
     scope.baseUrl,
     (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
-      const tokens = await allTokens(client, ctx);
+      const tokens = await runTokens(ctx, client, api);
       // By id when the destroy half learnt it: a token gone since is not replaced by another one
       // that happens to have the old name (another deployment's, perhaps). By name only without an id.
       const handedOver =
@@ -237,11 +238,12 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
         const created = await client.createToken({ name, description });
         ctx.out.addSecrets([created.token]);
         recordPending(created.id);
+        await recordRunWrite(ctx, api, created);
         // The client has already said "adopted" when a look-up found an earlier attempt's token.
         if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
         warnLeftBehind(created.id);
         checkStoredName(ctx, created, name);
-        await lookAgainAfterCreate(ctx, client, created, name);
+        await lookAgainAfterCreate(ctx, client, created, name, Math.max(0, ...tokens.map((t) => t.created_at)));
         return created.id;
       }
       warnLeftBehind(target.id);
@@ -253,6 +255,7 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
         recordPending(target.id);
         // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
         const updated = await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
+        await recordRunWrite(ctx, api, updated);
         checkStoredName(ctx, updated, name);
       }
       // One line per outcome.
@@ -281,13 +284,16 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
 
 /**
  * After a create, one more look: another token of the same name may exist now (a stack of the
- * same name in another folder, a create that committed after its settle window). Warned, never
+ * same name in another folder, a create that committed after its settle window). Only what was
+ * created since the list before the create (`listedNewest`, its newest created_at) can be new:
+ * newest first, usually one request; a walk where the server does not sort. Warned, never
  * fatal: the create itself succeeded.
  */
-async function lookAgainAfterCreate(ctx: RuntimeContext, client: ApiClient, created: TokenView, name: string): Promise<void> {
+async function lookAgainAfterCreate(ctx: RuntimeContext, client: ApiClient, created: TokenView, name: string, listedNewest: number): Promise<void> {
   let again: TokenView[];
   try {
-    again = tokensNamed(await allTokens(client, ctx), name, created.id).matches;
+    const since = await newestSince(client, ctx, Math.min(listedNewest, created.created_at));
+    again = tokensNamed(since ?? (await allTokens(client, ctx)), name, created.id).matches;
   } catch (err) {
     ctx.out.warn(`could not look again for other API tokens named "${name}" after the create: ${ctx.out.redact(errorMessage(err))}`);
     return;
@@ -374,7 +380,7 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
       id = await withClient(
         ctx,
         scope.baseUrl,
-        async (client) => pickByName(await allTokens(client, ctx), name, undefined, lastApplied?.id)?.id,
+        async (client) => pickByName(await runTokens(ctx, client, accountOf(scope, ctx.env)), name, undefined, lastApplied?.id)?.id,
         scope.envPrefix,
       );
       lookedUp = true;

@@ -1,7 +1,7 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
-import { removeOtherRunSessions } from "./run-session";
+import { removeEarlierRunFiles } from "./run-files";
 import { answerLookups, parseLookup, withLookupsNamed, type StackLookup } from "./stack-lookups";
 import {
   INVENTORY_AFTER_WRITE,
@@ -177,9 +177,10 @@ export async function tokenInventory(input: RuntimeContext, query: Record<string
   const retire = query[INVENTORY_RETIRE_HANDOFFS];
   if (!afterWrite && workspace !== undefined && run && retire) {
     // Before any provisioner of this run: what earlier runs handed off is never taken over now,
-    // and their sessions are of no more use.
-    retireHandoffs(ctx.cwd, workspace, run, retire === RetireHandoffs.ALL);
-    removeOtherRunSessions(ctx.cwd, run);
+    // and their sessions and walks are of no more use.
+    const all = retire === RetireHandoffs.ALL;
+    retireHandoffs(ctx.cwd, workspace, run, all);
+    removeEarlierRunFiles(ctx.cwd, run, all);
   }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();

@@ -11,7 +11,8 @@ import { md5HexOfUtf8 } from "../../src/client/md5";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { apiDigest } from "../../src/runtime/handoff";
-import { removeOtherRunSessions, runSessionStore } from "../../src/runtime/run-session";
+import { removeEarlierRunFiles } from "../../src/runtime/run-files";
+import { runSessionStore } from "../../src/runtime/run-session";
 
 const USER = { username: "session-bot", password: "session-password-19af" };
 const RUN = "2026-11-01T10:00:00Z";
@@ -90,14 +91,17 @@ describe("the run's shared session", () => {
     expect(emulator.stats().logins).toBe(1);
   });
 
-  test("the plan-time read removes the sessions of other runs", async () => {
+  test("the plan-time read removes the sessions of earlier runs", async () => {
     const cwd = folder();
     await use(client(cwd, "2026-11-01T09:00:00Z"));
     await use(client(cwd));
     expect(readdirSync(path.join(cwd, ".gpucloud-handoff"))).toHaveLength(2);
-    expect(removeOtherRunSessions(cwd, RUN)).toBe(1);
+    expect(removeEarlierRunFiles(cwd, RUN, false)).toBe(1);
     emulator.resetStats();
     await use(client(cwd));
     expect(emulator.stats().logins).toBe(0);
+    // A read while planning precedes every script of its run: all of them go.
+    expect(removeEarlierRunFiles(cwd, RUN, true)).toBe(1);
+    expect(readdirSync(path.join(cwd, ".gpucloud-handoff"))).toEqual([]);
   });
 });

@@ -366,6 +366,29 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(sessions()).toEqual([]);
   });
 
+  test("a first apply walks the account twice (its plan, then once for all its scripts) plus a read after the writes; each create asks for the newest tokens only", async () => {
+    const big = await startEmulator({ users: [USER], faults: { maxPageSize: 10 } });
+    try {
+      for (let i = 0; i < 95; i++) big.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+      const p = new Project().synth((stack) => {
+        for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `walk-${i}` });
+      });
+      const tf = await p.init(env({ GPUCLOUD_BASE_URL: big.url }));
+      big.resetStats();
+      await tf.apply({ check: true });
+      const lists = big.stats().byRoute["GET /api-tokens"] ?? 0;
+      // A walk of 95 to 101 tokens in pages of 10 takes 10 to 12 requests: the plan's, the run's
+      // (one provisioner, under a lock), the read after the writes; then each of the 6 creates
+      // asks for the newest page before and after its POST. Walking per create was 2 walks each.
+      expect(lists).toBeLessThanOrEqual(3 * 12 + 2 * 6);
+      expect(big.stats().byRoute["POST /api-tokens"]).toBe(6);
+      expect(big.tokens().filter((t) => t.name.startsWith("walk-"))).toHaveLength(6);
+      await p.steady();
+    } finally {
+      await big.close();
+    }
+  });
+
   test("a steady plan costs one login, one list walk and one catalog read for all tokens and the Flavors, whatever N", async () => {
     const pages = await startEmulator({ users: [USER], maxPageSize: 10 });
     try {
