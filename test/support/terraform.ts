@@ -368,6 +368,15 @@ export interface TerraformRunnerOptions {
 }
 
 /**
+ * The hand-offs a stack folder holds (`.gpucloud-handoff/<key>.<workspace hash>.json`): not the
+ * applied records, locks, or the run's sealed session and walk beside them.
+ */
+export function handoffFiles(stackDir: string): string[] {
+  const dir = path.join(stackDir, ".gpucloud-handoff");
+  return existsSync(dir) ? readdirSync(dir).filter((f) => /^[A-Za-z0-9_-]+\.[0-9a-f]{16}\.json$/.test(f)) : [];
+}
+
+/**
  * Whether terraform can be run as pid 1 here (`unshare -pf --mount-proc`, which needs root or a
  * user namespace); the reason when not.
  */

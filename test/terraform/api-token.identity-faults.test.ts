@@ -3,13 +3,13 @@
  * spelling of a name, or several tokens carry one name (issue 17): never one more token per try,
  * never silent. Each case asserts Terraform's output AND the API's state.
  */
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, type ApiTokenProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import { describeWithTerraform, handoffFiles, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "faults-bot", password: "faults-password-4c1d" };
@@ -56,8 +56,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     }
 
     handoffs(): string[] {
-      const dir = path.join(this.dir, ".gpucloud-handoff");
-      return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json")) : [];
+      return handoffFiles(this.dir);
     }
   }
 
@@ -138,11 +137,18 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       let killed = false;
       child.stdout?.on("data", (b: Buffer) => {
         seen += b.toString("utf8");
-        // Once the provisioner's command is started (Terraform prints the line first): the script
-        // logs in, then lists tokens slowly.
+        // Once the create half's first list request is at the API (Terraform printed "Executing"
+        // before it started the script; the API answers token calls 1.5 s late): the script has
+        // logged in and said so, and dies no earlier than its next line, after its POST.
         if (!killed && /_sync\S* \(local-exec\): Executing: .*token-apply/.test(seen)) {
           killed = true;
-          setTimeout(() => child.kill("SIGKILL"), 500);
+          const listsBefore = emulator.stats().byRoute["GET /api-tokens"] ?? 0;
+          const poll = setInterval(() => {
+            if ((emulator.stats().byRoute["GET /api-tokens"] ?? 0) > listsBefore) {
+              clearInterval(poll);
+              child.kill("SIGKILL");
+            }
+          }, 20);
         }
       });
       const stopped = await result;

@@ -6,7 +6,7 @@
  * a replacement belong to is Terraform's `plantimestamp()`, not anything read from the process
  * table. Each case asserts Terraform's output and the API's state.
  */
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
@@ -14,6 +14,7 @@ import { ApiToken, type ApiTokenProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import {
   describeWithTerraform,
+  handoffFiles,
   ensureProviderDoublesBuilt,
   oneLine,
   pid1Available,
@@ -69,8 +70,7 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     }
 
     handoffs(): string[] {
-      const dir = path.join(this.dir, ".gpucloud-handoff");
-      return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json")) : [];
+      return handoffFiles(this.dir);
     }
   }
 
