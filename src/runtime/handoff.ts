@@ -1,5 +1,6 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { writePrivateFile } from "./private-file";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
 
@@ -119,11 +120,7 @@ function recordPath(cwd: string, kind: Kind, workspace: string, key: string): st
 }
 
 function writeRecord(file: string, record: object): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  // Write then rename, so a reader never sees half a file.
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
-  renameSync(tmp, file);
+  writePrivateFile(file, JSON.stringify(record) + "\n");
 }
 
 function readRecord(file: string, cwd: string, warn: (line: string) => void): Record<string, unknown> | undefined {

@@ -1,8 +1,9 @@
 import type * as Crypto from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Session, SessionStore } from "../client/session";
 import { withFileLock } from "./name-lock";
+import { writePrivateFile } from "./private-file";
 import { HANDOFF_DIR } from "./protocol";
 
 /**
@@ -71,11 +72,7 @@ function seal(file: string, key: Buffer, identity: string, run: string, session:
   cipher.setAAD(Buffer.from(identity));
   const data = Buffer.concat([cipher.update(JSON.stringify(session), "utf8"), cipher.final()]);
   const sealed: SealedSession = { run, iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") };
-  mkdirSync(path.dirname(file), { recursive: true });
-  // Write then rename, so a reader never sees half a file.
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(sealed), { mode: 0o600 });
-  renameSync(tmp, file);
+  writePrivateFile(file, JSON.stringify(sealed));
 }
 
 /** The session in `file`, or undefined when there is none or it was sealed with another key (another password). */

@@ -1,10 +1,11 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ApiClient } from "../client/client";
 import { GpuCloudError } from "../client/errors";
 import { isOrdered } from "../client/pagination";
 import type { RuntimeContext } from "../shared/context";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
+import { writePrivateFile } from "./private-file";
 import { HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
 import { allTokens, type TokenView } from "./token-names";
@@ -58,10 +59,7 @@ function readWalk(file: string, run: string): readonly Walked[] | undefined {
 }
 
 function writeWalk(file: string, run: string, tokens: readonly Walked[]): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ run, tokens } satisfies WalkFile), { mode: 0o600 });
-  renameSync(tmp, file);
+  writePrivateFile(file, JSON.stringify({ run, tokens } satisfies WalkFile));
 }
 
 function lockOf(ctx: RuntimeContext) {
