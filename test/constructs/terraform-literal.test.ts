@@ -1,5 +1,5 @@
 import { Token } from "cdktf";
-import { isCdktfToken, terraformLiteral } from "../../src/constructs/terraform-literal";
+import { CDKTF_STRING_TOKEN, isCdktfToken, terraformLiteral } from "../../src/constructs/terraform-literal";
 
 describe("terraformLiteral", () => {
   test("escapes template syntax in plain text", () => {
@@ -17,5 +17,16 @@ describe("terraformLiteral", () => {
     const token = Token.asString({ resolve: () => "x" });
     expect(terraformLiteral(`a$${token}`)).toBe(`a\${"$"}${token}`);
     expect(terraformLiteral(`a$ ${token}`)).toBe(`a$ ${token}`);
+  });
+
+  test("pinned: cdktf's string tokens are what CDKTF_STRING_TOKEN matches, and detection is cdktf's own", () => {
+    const token = Token.asString({ resolve: () => "x" });
+    const number = Token.asString(Token.asNumber({ resolve: () => 3 }));
+    // If this fails, cdktf changed how it encodes a token in a string: update CDKTF_STRING_TOKEN.
+    expect(`a ${token} b`.match(CDKTF_STRING_TOKEN)).toEqual([token]);
+    for (const text of [token, number, `a-${token}`, "${not a token}", "%{x}", "plain"]) {
+      expect(isCdktfToken(text)).toBe(Token.isUnresolved(text));
+    }
+    expect(isCdktfToken(42)).toBe(false);
   });
 });
