@@ -16,6 +16,7 @@ import {
 import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
+import { requireTerraformVersion } from "./terraform-version";
 import { isKnown, propError } from "./validation";
 
 /** What one ApiToken tells the stack's inventory. */
@@ -204,6 +205,8 @@ export class TokenInventory extends Construct {
     });
     const lines = `split("\\n", lookup(r.result, "${INVENTORY_WARNINGS}", ""))`;
     const news = `distinct(flatten([for r in ${reads} : [for w in ${lines} : w if w != "" && !contains(split("\\n", ${planned}), w)]]))`;
+    // Check blocks came with Terraform 1.5: an older one would stop at "Unsupported block type".
+    requireTerraformVersion(this, "1.5.0");
     TerraformStack.of(this).addOverride("check.gpucloud_api_tokens", {
       assert: [
         { condition: `\${${planned} == ""}`, error_message: `\${${planned}}` },
