@@ -106,7 +106,8 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Nam
   const token = matches[0];
   if (!token) {
     const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
-    if (previous) return fields(undefined, false, `rename pending from "${previous.name}" (id ${previous.id})`);
+    // Its id and value, known at plan: the rename keeps both (the create half refuses to end on another id).
+    if (previous) return fields(previous, false, `rename pending from "${previous.name}" (id ${previous.id})`);
     return fields(undefined, false, `no API token is named "${managed.name}"`);
   }
   if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
