@@ -4,6 +4,7 @@ import { Construct } from "constructs";
 import {
   IN_SYNC,
   InventoryResultField,
+  PLANNED_ID_ENV,
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
@@ -13,6 +14,7 @@ import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { TokenInventory } from "./token-inventory";
+import { TokenRoster } from "./token-roster";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
@@ -159,6 +161,9 @@ export class ApiToken extends Construct {
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
+            // The id consumers were planned with (known at plan while the read finds the token): the
+            // create half fails rather than end on another token. Evaluated at apply from the plan's read.
+            [PLANNED_ID_ENV]: `\${${inventory.resultField(key, InventoryResultField.ID)}}`,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
           },
         },
@@ -177,6 +182,7 @@ export class ApiToken extends Construct {
     const stack = TerraformStack.of(this);
     const attributeExpression = (field: string) => inventory.attributeExpression(key, field);
     this.idExpression = attributeExpression(InventoryResultField.ID);
+    TokenRoster.of(this).add(this, { name: props.name, previousNames, idExpression: this.idExpression, envPrefix });
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
       const value = attributeExpression(field);
