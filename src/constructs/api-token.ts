@@ -69,8 +69,9 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
 
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
- * Terraform. The API has no delete operation: destroying this construct removes it from the
- * state and warns that the token stays active.
+ * Terraform. The API has no delete operation: destroying the stack or removing this construct
+ * removes it from the state, and the apply warns that the token stays active (the stack's roster,
+ * a `terraform_data`; not when the last construct of this library leaves the stack's code).
  *
  * Behind it:
  * - the stack's one `data.external` inventory (shared by every ApiToken of the stack), read at
@@ -79,9 +80,10 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
  *   change when the configuration changes or the inventory finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
  * - the `data.external` read after the writes of its group of tokens (one per 25 ApiTokens of
- *   the stack), which has an instance only while some token of the group is being written. In
- *   sync, the attributes come from the inventory and are known at plan time; being written, from
- *   that read.
+ *   the stack), which has an instance only while the inventory has no id for some token of the
+ *   group (a create, a rename without previousNames). A token the inventory found, in sync or
+ *   updated in place, takes its attributes from it, known at plan time; the others, from that read.
+ * - the stack's roster (`terraform_data`), which warns about the tokens a stack stops managing.
  */
 export class ApiToken extends Construct {
   /** The API's limit on a token's name, in characters. */
