@@ -184,7 +184,7 @@ export class ApiToken extends Construct {
     const stack = TerraformStack.of(this);
     const attributeExpression = (field: string) => inventory.attributeExpression(key, field);
     this.idExpression = attributeExpression(InventoryResultField.ID);
-    TokenRoster.of(this).add(this, { name: props.name, previousNames, idExpression: this.idExpression, envPrefix });
+    TokenRoster.of(this).add(this, { name: props.name, previousNames, idExpression: this.idExpression, envPrefix, lookupErrors: inventory.lookupErrors });
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
       const value = attributeExpression(field);

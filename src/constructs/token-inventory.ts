@@ -4,6 +4,7 @@ import { Construct } from "constructs";
 import {
   DEFAULT_ENV_PREFIX,
   INVENTORY_AFTER_WRITE,
+  INVENTORY_LOOKUP_ERRORS,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
   InventoryQueryField,
@@ -342,6 +343,8 @@ export class TokenInventory extends Construct {
       groupQuery[inventoryKey(slot, field)] = value;
     };
     ask(InventoryQueryField.KEY, entry.key);
+    // For the read's errors, which name every construct they concern.
+    ask(InventoryQueryField.PATH, terraformLiteral(owner.node.path));
     if (entry.envPrefix !== undefined) ask(InventoryQueryField.ENV_PREFIX, entry.envPrefix);
     ask(InventoryQueryField.NAME, terraformLiteral(entry.name));
     if (entry.description !== undefined) ask(InventoryQueryField.DESCRIPTION, terraformLiteral(entry.description));
@@ -377,6 +380,14 @@ export class TokenInventory extends Construct {
       stdin: Lazy.stringValue({ produce: () => `\${jsonencode({${this.valueQuery.join(", ")}})}` }),
     });
     return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;
+  }
+
+  /**
+   * The Terraform text of the errors of the lookups this read answers ("" when none): with tokens in
+   * the read, they are in its result rather than failing it (see INVENTORY_LOOKUP_ERRORS).
+   */
+  get lookupErrors(): string {
+    return `lookup(${this.resultAddress}, "${INVENTORY_LOOKUP_ERRORS}", "")`;
   }
 
   /** The Terraform address of the inventory's result map (a local value), for expressions written as text. */

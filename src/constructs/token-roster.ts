@@ -39,6 +39,7 @@ export class TokenRoster extends Construct {
   }
 
   private readonly tokens: RosterToken[] = [];
+  private readonly roster: DataResource;
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -47,7 +48,7 @@ export class TokenRoster extends Construct {
       paths: paths(),
       names: [...new Set(this.tokens.flatMap((t) => t.literalNames))].sort(),
     });
-    const roster = new DataResource(this, "roster", {
+    const roster = (this.roster = new DataResource(this, "roster", {
       count: Token.asNumber(Lazy.numberValue({ produce: () => (this.tokens.length > 0 ? 1 : 0) })),
       provisioners: [
         {
@@ -61,7 +62,7 @@ export class TokenRoster extends Construct {
           },
         },
       ],
-    });
+    }));
     // A fixed address a reviewer recognises in a plan: terraform_data.gpucloud_token_roster[0].
     roster.overrideLogicalId("gpucloud_token_roster");
     // A list, not the map cdktf's type declares: the plan then shows which paths came or went.
@@ -80,8 +81,19 @@ export class TokenRoster extends Construct {
     );
   }
 
-  /** Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), its id as Terraform expression text. */
-  add(owner: Construct, token: { name: string; idExpression: string; envPrefix?: string; previousNames: readonly string[] }): void {
+  /**
+   * Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), its id as
+   * Terraform expression text; `lookupErrors`, the Terraform text of the stack read's lookup errors.
+   */
+  add(
+    owner: Construct,
+    token: { name: string; idExpression: string; envPrefix?: string; previousNames: readonly string[]; lookupErrors: string },
+  ): void {
+    if (this.tokens.length === 0) {
+      // With tokens, the stack's read reports a failing lookup in its result instead of failing, so that a
+      // plan of tokens (-target) goes on; a full plan fails here, with the lookups' own message.
+      this.roster.addOverride("lifecycle.precondition", [{ condition: `\${${token.lookupErrors} == ""}`, error_message: `\${${token.lookupErrors}}` }]);
+    }
     this.tokens.push({
       path: owner.node.path,
       name: token.name,

@@ -141,6 +141,14 @@ export const INVENTORY_WORKSPACE = "workspace";
  */
 export const INVENTORY_WARNINGS = "warnings";
 
+/**
+ * A result key without a token key: the errors of the lookups the stack's read answers, one line
+ * each, present only when some failed while the read also serves tokens. The read then succeeds,
+ * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
+ * roster fails a full plan with them (a precondition). A read without tokens fails as before.
+ */
+export const INVENTORY_LOOKUP_ERRORS = "lookup_errors";
+
 export const InventoryQueryField = {
   /** The token's construct address; absent means the slot is the address. */
   KEY: "key",
@@ -165,7 +173,7 @@ export const InventoryQueryField = {
    * {@link FlavorResult} or {@link FlavorPreferenceResult}.
    */
   LOOKUP: "lookup",
-  /** A lookup's construct path, for error messages. */
+  /** A lookup's or a token's construct path, for error messages. */
   PATH: "path",
 } as const;
 

@@ -66,7 +66,8 @@ describe("ApiToken synthesis", () => {
     const inventory = externals[inventoryName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
-    expect(inventory.query).toEqual({ "t0.key": key, "t0.name": "ci-pipeline", "t0.description": "for CI", workspace: "${terraform.workspace}" });
+    // The path names the construct in the read's errors.
+    expect(inventory.query).toEqual({ "t0.key": key, "t0.path": "test/ci", "t0.name": "ci-pipeline", "t0.description": "for CI", workspace: "${terraform.workspace}" });
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
     expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
@@ -97,7 +98,7 @@ describe("ApiToken synthesis", () => {
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
     expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(16);
+    expect(Object.keys(query)).toHaveLength(21);
     expect(query.workspace).toBe("${terraform.workspace}");
     const slots = new Set<string>();
     for (const sync of Object.values<any>(json.resource.null_resource)) {
@@ -105,6 +106,7 @@ describe("ApiToken synthesis", () => {
       slots.add(slot);
       expect(query[`${slot}.name`]).toBe(sync.triggers.name);
       expect(query[`${slot}.previous.0`]).toBe(sync.triggers.name.replace("token", "old"));
+      expect(query[`${slot}.path`]).toBe(sync.triggers.path);
     }
     expect([...slots].sort()).toEqual(["t0", "t1", "t2", "t3", "t4"]);
   });
@@ -157,7 +159,7 @@ describe("ApiToken synthesis", () => {
       expect(read.count).toBe(`\${alltrue([for k in ${JSON.stringify(slots)} : ${idKnown}]) ? 0 : 1}`);
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      expect(Object.keys(read.query)).toHaveLength(2 * keys.length + 2);
+      expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 2);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
       const attributesName = Object.keys(json.locals).find((k) => k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`))!;

@@ -5,13 +5,14 @@
  * keep tokenId and token known, an ordinary plan and apply print no false warning, an update
  * whose token vanished after the plan fails its apply, and removing ApiTokens warns, naming them.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, DataResource, LocalBackend, TerraformStack } from "cdktf";
 import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
+import { synthesizedStack } from "../support/stacks";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
@@ -173,5 +174,38 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
     expect(oneLine(applied.stdout)).toContain(`WARNING: API token "review-a2" (id ${a.id}) stays ACTIVE: the ApiToken "s/a" was removed from the stack`);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  /** A token with a consumer, and a lookup that matches nothing (or another). */
+  const lookupStack = (gpu: string) => (stack: TerraformStack) => {
+    const token = new ApiToken(stack, "t", { name: "review-target" });
+    new DataResource(stack, "t-uses", { input: { id: token.tokenId } });
+    new Flavors(stack, "none", { regionId: "canada-central-1", gpu });
+  };
+
+  test("a lookup that matches nothing fails the plan with its own message, but not a plan of a token's sync (-target)", async () => {
+    const stackTf = await synthesizedStack(lookupStack("H100"), { doubles, env: credentialsEnv(emulator, USER), prefix: "gpucloud-plan-review-target-" });
+    const full = await stackTf.plan();
+    expect(full.exitCode).toBe(1);
+    const message = oneLine(full.stderr);
+    expect(message).toContain("Resource precondition failed");
+    expect(message).toContain('Flavors "s/none": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"');
+
+    const state = JSON.parse(readFileSync(path.join(stackTf.dir, "cdk.tf.json"), "utf8"));
+    const sync = Object.keys(state.resource.null_resource)[0];
+    const targeted = await stackTf.plan({ args: [`-target=null_resource.${sync}`] });
+    expect(targeted.stderr).not.toContain("Error");
+    expect(targeted.exitCode).toBe(0);
+    expect(changes(targeted.plan)).toMatchObject({ "null_resource.t_sync": ["create"] });
+  });
+
+  test("an account's error names every construct of the stack's read, the ApiTokens included", async () => {
+    const env = { ...credentialsEnv(emulator, USER), GPUCLOUD_PASSWORD: "" };
+    const stackTf = await synthesizedStack(lookupStack("A100"), { doubles, env, prefix: "gpucloud-plan-review-names-" });
+    const plan = await stackTf.plan();
+    expect(plan.exitCode).toBe(1);
+    const message = oneLine(plan.stderr);
+    expect(message).toContain("GPUCLOUD_USERNAME is set but no password");
+    expect(message).toContain('(read for ApiToken "s/t", Flavors "s/none")');
   });
 });
