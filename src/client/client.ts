@@ -32,7 +32,7 @@ import { Redactor } from "./redact";
 import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retryUntilDeadline } from "./retry";
 import type { ResolvedRetryPolicy, RetryEnvironment, RetryPolicy } from "./retry";
 import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
-import { LOGIN_OPERATION, SessionManager } from "./session";
+import { LOGIN_OPERATION, SessionManager, type SessionStore } from "./session";
 import type { OpenHttpSender } from "./http-sender";
 import { HttpTransport } from "./transport";
 import type { HttpCall } from "./transport";
@@ -77,6 +77,12 @@ export interface GpuCloudClientOptions {
   readonly retry?: RetryPolicy;
   /** Progress and warnings, one line each; never receives a secret. */
   readonly logger?: (line: string) => void;
+  /**
+   * Shares the login session with other clients (other processes, say): with password
+   * credentials, a session one of them stored is used instead of logging in, and a login is
+   * stored for the others. Unused with an API token.
+   */
+  readonly sessionStore?: SessionStore;
   /** `User-Agent` header (default `cdktf-gpucloud-client`). */
   readonly userAgent?: string;
   /**
@@ -175,7 +181,7 @@ export class ApiClient {
       now: this.now,
       authDetail: (call, how, said) => this.session.authDetail(call, how, said),
     }, openSender);
-    this.session = new SessionManager(this.creds, this.transport, this.redactor, this.now, log);
+    this.session = new SessionManager(this.creds, this.transport, this.redactor, this.now, log, options.sessionStore);
     this.retryEnv = {
       policy: this.retry,
       now: this.now,

@@ -31,9 +31,29 @@ export interface Session {
   readonly renewAt: number;
 }
 
+/**
+ * A session shared beyond one client, e.g. by the scripts of one terraform run (see
+ * runtime/run-session.ts), so that they log in once per account rather than once each.
+ */
+export interface SessionStore {
+  /**
+   * The shared session: one another client stored, still before its `renewAt` and other than
+   * the access token `rejected`, else the one `login` makes, which the store keeps for the
+   * others. Clients that start together do not all log in: `login` runs in one at a time, and
+   * the others take what it stored. `secret` is the credential the store may key on (it never
+   * writes it).
+   */
+  share(
+    login: () => Promise<Session>,
+    opts: { readonly username: string; readonly secret: string; readonly now: () => number; readonly deadline: number; readonly rejected?: string },
+  ): Promise<{ readonly session: Session; readonly reused: boolean }>;
+}
+
 export class SessionManager {
   private session: Session | undefined;
   private loginInFlight: Promise<Session> | undefined;
+  /** The access token the API last rejected: a shared store must not hand it out again. */
+  private rejected: string | undefined;
 
   constructor(
     private readonly creds: ResolvedCredentials,
@@ -41,6 +61,7 @@ export class SessionManager {
     private readonly redactor: Redactor,
     private readonly now: () => number,
     private readonly log: (line: string) => void,
+    private readonly store?: SessionStore,
   ) {}
 
   /** Forgets the session (on close). */
@@ -57,6 +78,7 @@ export class SessionManager {
       if (!(e instanceof GpuCloudError) || e.kind !== "auth" || first.session === undefined) throw e;
       this.log(`access token rejected by ${call.method} ${call.path} (${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}); logging in again`);
       if (this.session === first.session) this.session = undefined;
+      this.rejected = first.session.accessToken;
     }
     const second = await this.headersFor(deadline);
     try {
@@ -90,7 +112,7 @@ export class SessionManager {
         this.session = undefined;
         this.log(`access token of ${current.username} is about to expire; logging in again`);
       }
-      this.loginInFlight = this.login(deadline).finally(() => {
+      this.loginInFlight = this.sharedOrNewLogin(deadline).finally(() => {
         this.loginInFlight = undefined;
       });
     }
@@ -112,6 +134,25 @@ export class SessionManager {
     if (this.creds.kind === "api-token") return { headers: { authorization: `Bearer ${this.creds.apiToken}` } };
     const session = await this.ensure(deadline);
     return { headers: { authorization: `Bearer ${session.accessToken}`, "refresh-token": session.refreshToken }, session };
+  }
+
+  /** With a store, the session it shares (logging in only when it has none); else a login. */
+  private async sharedOrNewLogin(deadline: number): Promise<Session> {
+    if (this.store === undefined || this.creds.kind !== "password") return this.login(deadline);
+    const { session, reused } = await this.store.share(() => this.login(deadline), {
+      username: this.creds.username,
+      secret: this.creds.passwordMd5,
+      now: this.now,
+      deadline,
+      rejected: this.rejected,
+    });
+    if (reused) {
+      this.redactor.add(session.accessToken);
+      this.redactor.add(session.refreshToken);
+      if (!this.transport.isClosed) this.session = session;
+      this.log(`using the session of ${session.username} that this terraform run logged in with`);
+    }
+    return session;
   }
 
   private async login(deadline: number): Promise<Session> {

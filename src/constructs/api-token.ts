@@ -13,7 +13,7 @@ import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
-import { TokenInventory } from "./token-inventory";
+import { RUN_ID, TokenInventory } from "./token-inventory";
 import { TokenRoster } from "./token-roster";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
@@ -66,6 +66,8 @@ export interface ApiTokenProps {
 
 /** A destroy-time provisioner may only refer to `self`. */
 const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
+
+
 
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
@@ -156,13 +158,15 @@ export class ApiToken extends Construct {
       },
       // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS):
       // the destroy side reads the old ones, and a trigger added or removed between versions of
-      // this library never breaks an apply of an older state.
+      // this library never breaks an apply of an older state. RUN_ID is a function call that
+      // refers to nothing, which a destroy-time provisioner may have.
       provisioners: [
         {
           type: "local-exec",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
+            [TokenEnv.RUN]: RUN_ID,
             // The id consumers were planned with (known at plan while the read finds the token): the
             // create half fails rather than end on another token. Evaluated at apply from the plan's read.
             [PLANNED_ID_ENV]: `\${${inventory.resultField(key, InventoryResultField.ID)}}`,
@@ -173,7 +177,7 @@ export class ApiToken extends Construct {
           type: "local-exec",
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
-          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON },
+          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON, [TokenEnv.RUN]: RUN_ID },
         },
       ],
     });

@@ -5,8 +5,11 @@ import {
   DEFAULT_ENV_PREFIX,
   INVENTORY_AFTER_WRITE,
   INVENTORY_LOOKUP_ERRORS,
+  INVENTORY_RETIRE_HANDOFFS,
+  INVENTORY_RUN,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
+  RetireHandoffs,
   InventoryQueryField,
   InventoryResultField,
   RuntimeCommand,
@@ -36,6 +39,9 @@ interface InventoryEntry {
 }
 
 const INVENTORY_ID = "gpucloud-token-inventory";
+
+/** The terraform run's id (see TokenEnv.RUN): the same in every read and provisioner of one run. */
+export const RUN_ID = "${plantimestamp()}";
 
 /**
  * Tokens per read after the writes (see joinGroup). A plan costs the same for 10 to 50 (measured
@@ -143,10 +149,22 @@ export class TokenInventory extends Construct {
       program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
       // The lookups join the read only while the tokens' query is literal (see addLookup).
       query: Lazy.anyValue({
-        produce: () => ({ ...this.query, ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
+        produce: () => ({ ...this.query, ...this.runFields(), ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
       }) as unknown as Record<string, string>,
     });
     this.observed = new TerraformLocal(this, "observed", `\${data.external.${this.data.friendlyUniqueId}.result}`);
+  }
+
+  /**
+   * The run's id and which hand-offs this read retires (see INVENTORY_RETIRE_HANDOFFS), for a
+   * stack with tokens. A literal query is read while Terraform plans, before any provisioner of
+   * the run; one with an expression may be read during the apply, after destroy halves of its
+   * own run handed off.
+   */
+  private runFields(): Record<string, string> {
+    if (this.slotOf.size === 0) return {};
+    const retire = this.queryHasComputedValues ? RetireHandoffs.OTHER_RUNS : RetireHandoffs.ALL;
+    return { [INVENTORY_RUN]: RUN_ID, [INVENTORY_RETIRE_HANDOFFS]: retire };
   }
 
   /**
@@ -256,7 +274,12 @@ export class TokenInventory extends Construct {
     const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${InventoryResultField.ID}"] != ""`;
     let group = this.groups[this.groups.length - 1];
     if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
-      const query: Record<string, string> = { [INVENTORY_WORKSPACE]: this.query[INVENTORY_WORKSPACE], [INVENTORY_AFTER_WRITE]: "true" };
+      // The run's id lets this read use the session the run's scripts share; it retires nothing.
+      const query: Record<string, string> = {
+        [INVENTORY_WORKSPACE]: this.query[INVENTORY_WORKSPACE],
+        [INVENTORY_AFTER_WRITE]: "true",
+        [INVENTORY_RUN]: RUN_ID,
+      };
       const slots: string[] = [];
       const writes: string[] = [];
       // Terraform refuses a count unknown at plan ("Invalid count argument"). The inventory's result

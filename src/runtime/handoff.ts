@@ -9,10 +9,12 @@ import { sha256Hex } from "./sha256";
  *
  * Terraform replaces the `null_resource` on every rename or update. Without create_before_destroy
  * the destroy half runs first; it is the only code that still sees the old name (`self`), so it
- * writes a hand-off. Both halves run in one `terraform apply` process, so every record carries
- * the run's id (./run-scope.ts) and only the same run may take a hand-off over: a destroy
- * followed by a deploy, another workspace or another stack never inherits a token this way.
- * Ids and names are not secrets; nothing else is written.
+ * writes a hand-off. Both halves belong to one terraform run, so every record carries the run's
+ * id (`plantimestamp()`, see TokenEnv.RUN) and only the same run may take a hand-off over; and
+ * the stack's plan-time read, which precedes every provisioner of a run, retires the hand-offs
+ * earlier runs left (see {@link retireHandoffs}). So a destroy followed by a deploy, another
+ * workspace or another stack never inherits a token this way. Ids and names are not secrets;
+ * nothing else is written.
  */
 export interface Handoff {
   /** The construct's key and the Terraform workspace: a hand-off is theirs alone. */
@@ -22,8 +24,14 @@ export interface Handoff {
   readonly id?: string;
   /** The token's name as the old resource knew it. */
   readonly name: string;
-  /** The run that released it. */
+  /** The run that released it (`plantimestamp()`; a process id in records of older versions). */
   readonly runId: string;
+  /**
+   * Set by the plan-time read of a later run (see {@link retireHandoffs}): this hand-off was left
+   * by an earlier run, and no create half may take it over, even one whose run id is the same
+   * (`plantimestamp()` counts seconds, and two runs can start within one).
+   */
+  readonly retired?: boolean;
   /**
    * A digest of the API address the token lives on (see {@link apiDigest}): a token of one API is
    * never handed over on another, where a token of the same name may belong to someone else.
@@ -158,12 +166,45 @@ export function readHandoff(cwd: string, workspace: string, key: string, warn: (
     optionalString(raw.id) &&
     optionalString(raw.api) &&
     optionalString(raw.claimedBy) &&
-    optionalString(raw.targetName);
+    optionalString(raw.targetName) &&
+    (raw.retired === undefined || typeof raw.retired === "boolean");
   if (!ok) {
     warn(`ignoring a hand-off file of an older version or another workspace for key ${key}`);
     return undefined;
   }
   return raw as unknown as Handoff;
+}
+
+/**
+ * Marks as retired the unclaimed hand-offs of this workspace that an earlier run left: every one
+ * when `all` (the caller runs before any provisioner of its run), else those of another run id.
+ * A claimed hand-off stays: it is a rename whose write failed, which a later run finishes. Runs
+ * in the stack's plan-time read; lists the folder rather than hashing names (see ./sha256.ts).
+ * Returns how many it retired.
+ */
+export function retireHandoffs(cwd: string, workspace: string, runId: string, all: boolean): number {
+  let files: string[];
+  try {
+    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json"));
+  } catch {
+    return 0;
+  }
+  let retired = 0;
+  for (const file of files) {
+    const full = path.join(cwd, HANDOFF_DIR, file);
+    let raw: Record<string, unknown>;
+    try {
+      raw = JSON.parse(readFileSync(full, "utf8")) as Record<string, unknown>;
+    } catch {
+      continue; // a create half reads and drops what it cannot understand
+    }
+    if (raw === null || typeof raw !== "object" || raw.workspace !== workspace) continue;
+    if (raw.claimedBy !== undefined || raw.retired === true) continue;
+    if (!all && raw.runId === runId) continue;
+    writeRecord(full, { ...raw, retired: true });
+    retired++;
+  }
+  return retired;
 }
 
 export function removeHandoff(cwd: string, workspace: string, key: string): void {

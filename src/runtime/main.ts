@@ -12,7 +12,10 @@ import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "../shared/output";
 import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
-import { RuntimeCommand, type FlavorPreferenceQuery } from "./protocol";
+import { accountDigest } from "./handoff";
+import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
+import { RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "./protocol";
+import { runSessionStore } from "./run-session";
 import { applyToken, errorMessage, releaseToken } from "./token-commands";
 import { tokenInventory } from "./token-inventory";
 import { releaseRoster } from "./token-roster";
@@ -60,7 +63,15 @@ export async function main(io: MainIo): Promise<number> {
     const known = [...Object.keys(EXTERNAL_COMMANDS), ...Object.keys(PROVISIONER_COMMANDS)].join(", ");
     return fail(`unknown command "${command ?? ""}"; expected one of: ${known}`);
   }
-  const ctx: RuntimeContext = { env: io.env, cwd: io.cwd, out };
+  const ctx: RuntimeContext = {
+    env: io.env,
+    cwd: io.cwd,
+    out,
+    // Provisioners get the run in their environment; the stack's reads, in their query.
+    run: io.env[TokenEnv.RUN] || undefined,
+    sessionStore: (run, baseUrl, envPrefix) =>
+      runSessionStore(io.cwd, run, accountDigest(envPrefix, baseUrl), { waitMs: lockWaitMs(io.env), staleAfterMs: lockStaleAfterMs(io.env), onWait: out.info }),
+  };
   try {
     if (external) {
       const query = parseQuery(await io.readStdin());

@@ -1,7 +1,8 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync, type Stats } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { foldTokenName } from "../client/operations";
+import { runBudgetMsOrDefault } from "../shared/config";
 import { accountDigest } from "./handoff";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
@@ -19,6 +20,20 @@ import { sha256Hex } from "./sha256";
  * must never be broken, or two creates of one name run at once.
  */
 export const STALE_LOCK_MS = 10 * 60_000;
+
+/** How long a script waits for another one holding a lock of its folder: its run's time budget. */
+export function lockWaitMs(env: NodeJS.ProcessEnv): number {
+  return Math.min(runBudgetMsOrDefault(env), 3600_000);
+}
+
+/**
+ * When a lock is certainly stale: a holder of the same run (same budget) is killed by its
+ * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
+ * holder. Never less than STALE_LOCK_MS.
+ */
+export function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
+  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
+}
 
 /**
  * What a lock file says about its holder: `<pid>\n<host>\n<nonce>\n`. The nonce makes every lock
@@ -45,6 +60,59 @@ function holderIsGone(content: string): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH";
   }
+}
+
+/**
+ * A lock whose content names no holder (empty, or not `<pid>\n<host>\n…`) this long after it was
+ * written was left by a holder that died between creating and writing it (versions before
+ * {@link takeLock} wrote in two steps) or is damaged: it is broken like a stale lock. Creating
+ * and writing took microseconds, so a few seconds is ample.
+ */
+export const UNREADABLE_LOCK_MS = 5_000;
+
+function namesHolder(content: string): boolean {
+  const [pidText, host] = content.split("\n");
+  return /^[1-9][0-9]*$/.test(pidText ?? "") && (host ?? "") !== "";
+}
+
+/**
+ * Takes the lock with its content already in it: the content goes to a file of this process,
+ * which is then hard-linked to the lock's name (atomic, and refused when the name exists), so a
+ * lock is never seen empty. Where the file system has no hard links, created exclusively, then
+ * written. False when another holds the lock.
+ */
+function takeLock(file: string, owner: string): boolean {
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, owner, { mode: 0o600 });
+  try {
+    linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  try {
+    const fd = openSync(file, "wx", 0o600);
+    try {
+      writeSync(fd, owner);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
+}
+
+/** Whether the lock seen may be broken: its holder is gone, or it is too old to have a live one. */
+function isStale(seen: SeenLock, staleAfterMs: number): boolean {
+  const age = Date.now() - seen.mtimeMs;
+  if (!namesHolder(seen.content)) return age > UNREADABLE_LOCK_MS;
+  return age > staleAfterMs || holderIsGone(seen.content);
 }
 
 function readLock(file: string): string | undefined {
@@ -81,8 +149,9 @@ function observeLock(file: string): SeenLock | undefined {
   } catch {
     return undefined;
   }
-  const content = readLock(file);
-  return content === undefined ? undefined : { content, ino: stat.ino, mtimeMs: stat.mtimeMs };
+  // A file that exists but cannot be read names no holder: judged by its age (see isStale).
+  const content = readLock(file) ?? "";
+  return { content, ino: stat.ino, mtimeMs: stat.mtimeMs };
 }
 
 function sameLock(a: SeenLock, b: SeenLock | undefined): boolean {
@@ -168,7 +237,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `fn` holding the lock for `name`; waits at most `waitMs` for another holder. A lock is
- * broken when its holder is known to be gone, or when it is older than `staleAfterMs`.
+ * broken when its holder is known to be gone, when it is older than `staleAfterMs`, or when it
+ * names no holder a few seconds after it was written (see {@link UNREADABLE_LOCK_MS}).
  */
 export async function withNameLock<T>(
   cwd: string,
@@ -181,31 +251,39 @@ export async function withNameLock<T>(
   envPrefix: string = DEFAULT_ENV_PREFIX,
 ): Promise<T> {
   const file = nameLockPath(cwd, apiUrl, name, envPrefix);
+  return withFileLock(file, { cwd, waitMs, staleAfterMs, onWait, holder: `creating or adopting an API token named "${name}"` }, fn);
+}
+
+export interface FileLockOptions {
+  /** The folder messages name the lock file relative to. */
+  readonly cwd: string;
+  readonly waitMs: number;
+  readonly staleAfterMs: number;
+  readonly onWait: (line: string) => void;
+  /** What a holder is doing, for messages: `creating or adopting an API token named "ci"`. */
+  readonly holder: string;
+}
+
+/** Runs `fn` holding the lock `file` (see {@link withNameLock}, which is this lock per token name). */
+export async function withFileLock<T>(file: string, opts: FileLockOptions, fn: () => Promise<T>): Promise<T> {
   mkdirSync(path.dirname(file), { recursive: true });
   const owner = lockOwner();
-  const giveUpAt = Date.now() + waitMs;
+  const giveUpAt = Date.now() + opts.waitMs;
   let told = false;
   for (;;) {
-    try {
-      const fd = openSync(file, "wx", 0o600);
-      writeSync(fd, owner);
-      closeSync(fd);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
+    if (takeLock(file, owner)) break;
     const seen = observeLock(file);
     if (seen === undefined) continue; // released meanwhile
     // Not broken: another waiter is breaking it: wait.
-    if ((Date.now() - seen.mtimeMs > staleAfterMs || holderIsGone(seen.content)) && breakStaleLock(file, seen)) continue;
+    if (isStale(seen, opts.staleAfterMs) && breakStaleLock(file, seen)) continue;
     if (Date.now() >= giveUpAt) {
       throw new Error(
-        `another provisioner in this folder is creating or adopting an API token named "${name}" (lock ${path.relative(cwd, file)}); ` +
+        `another provisioner in this folder is ${opts.holder} (lock ${path.relative(opts.cwd, file)}); ` +
           `gave up waiting. If no terraform is running here, delete that file (and any ${path.basename(file)}.break-* beside it)`,
       );
     }
     if (!told) {
-      onWait(`waiting for another provisioner that is creating or adopting an API token named "${name}"`);
+      opts.onWait(`waiting for another provisioner that is ${opts.holder}`);
       told = true;
     }
     await sleep(100 + Math.floor(Math.random() * 150));

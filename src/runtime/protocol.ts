@@ -134,6 +134,27 @@ export const INVENTORY_AFTER_WRITE = "after_write";
 export const INVENTORY_WORKSPACE = "workspace";
 
 /**
+ * A query key without a token key, in the stack's plan-time read only: `plantimestamp()`, the id of
+ * the terraform run (see {@link TokenEnv.RUN}). The read retires the hand-offs that earlier runs of
+ * its workspace left unclaimed (see {@link INVENTORY_RETIRE_HANDOFFS}).
+ */
+export const INVENTORY_RUN = "run";
+
+/**
+ * A query key without a token key, beside {@link INVENTORY_RUN}: which unclaimed hand-offs of the
+ * workspace the read retires. {@link RetireHandoffs.ALL} when the read surely runs before any
+ * provisioner of its run (its query is literal, so Terraform reads it while planning);
+ * {@link RetireHandoffs.OTHER_RUNS} when it may be deferred to the apply, after destroy halves of
+ * its own run wrote theirs.
+ */
+export const INVENTORY_RETIRE_HANDOFFS = "retire_handoffs";
+
+export const RetireHandoffs = {
+  ALL: "all",
+  OTHER_RUNS: "other_runs",
+} as const;
+
+/**
  * A result key without a token key: what the user must see even when the read succeeds (several
  * tokens carry a managed name; the token a name resolves to changed since the last apply), one
  * line each, "" when nothing. The stack's `check` block turns it into a warning of plan and apply:
@@ -255,6 +276,13 @@ export const TokenEnv = {
   PATH: "GPUCLOUD_TOKEN_PATH",
   /** The account's variable prefix; empty or absent means the default account. */
   ENV_PREFIX: "GPUCLOUD_TOKEN_ENV_PREFIX",
+  /**
+   * `plantimestamp()`: the id of the terraform run, the same for every provisioner of one plan's
+   * apply (a saved plan's too) and different for the next run. A destroy-time provisioner may
+   * call it, as it refers to nothing but `self`. Only the create half of the same run takes over
+   * what a destroy half handed off (see runtime/handoff.ts).
+   */
+  RUN: "GPUCLOUD_TOKEN_RUN",
 } as const;
 
 /**
@@ -334,7 +362,8 @@ export const TOKEN_ENV_FROM_TRIGGER: Readonly<Record<string, string>> = {
  * the id of the token it let go, for the create-time provisioner of the replacing resource in
  * the same apply, where each create half records the token it applied (read by a later create half
  * to warn about a token left behind), and where the per-name create locks live. Records are scoped to
- * the workspace, the construct, the API and the terraform run (see runtime/handoff.ts, name-lock.ts).
+ * the workspace, the construct, the API and the terraform run ({@link TokenEnv.RUN}; see
+ * runtime/handoff.ts, name-lock.ts).
  */
 export const HANDOFF_DIR = ".gpucloud-handoff";
 

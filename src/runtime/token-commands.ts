@@ -1,4 +1,4 @@
-import { ConfigError, envPrefixOf, runBudgetMsOrDefault } from "../shared/config";
+import { ConfigError, envPrefixOf } from "../shared/config";
 import type { ApiClient } from "../client/client";
 import { withClient, type RuntimeContext } from "../shared/context";
 import {
@@ -11,11 +11,11 @@ import {
   writeHandoff,
   type Handoff,
 } from "./handoff";
-import { STALE_LOCK_MS, withNameLock } from "./name-lock";
+import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
+import { newestSince, recordRunWrite, runTokens } from "./run-walk";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, PLANNED_ID_ENV, RuntimeCommand, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
-import { currentRunId, currentRunScope, stillInRun, TEST_ANCESTRY_ENV, testAncestry, type RunScope } from "./run-scope";
+import { DEFAULT_ENV_PREFIX, PLANNED_ID_ENV, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
 import {
   allTokens,
   duplicatesWarning,
@@ -27,42 +27,13 @@ import {
   type TokenView,
 } from "./token-names";
 
-/** What the provisioner commands take from outside, so that tests can pin the run. */
-export interface TokenCommandDeps {
-  /** The id of the terraform run (see ./run-scope.ts). */
-  readonly runId: () => string;
-  /** The run and how it was found; without it, a run found with the id of `runId`. */
-  readonly runScope?: () => RunScope;
-  /** Asked right before each write (API or hand-off): is the run found at the start still ours? */
-  readonly stillInRun?: () => boolean;
-}
-
-const DEFAULT_DEPS: TokenCommandDeps = { runId: currentRunId, runScope: currentRunScope, stillInRun };
-
-/** The run of this provisioner, honouring the test-only ancestry switch (and saying so). */
-function resolveRun(ctx: RuntimeContext, deps: TokenCommandDeps, command: string): RunScope {
-  const simulated = testAncestry(ctx.env, command);
-  if (simulated) {
-    ctx.out.info(`${TEST_ANCESTRY_ENV} is set: acting as if the process ancestry were ${simulated} (a switch for tests only)`);
-    return { kind: simulated, id: `${process.ppid}@unknown` };
-  }
-  return deps.runScope ? deps.runScope() : { kind: "found", id: deps.runId() };
-}
-
-/** One line, the whole output of a provisioner whose terraform run is gone. */
-function orphaned(command: string): Error {
-  return new Error(
-    `the terraform run that started this ${command === RuntimeCommand.TOKEN_APPLY ? "create" : "destroy"} half is gone ` +
-      `(its process ancestry ends at pid 1), so it changed nothing: no API write, no hand-off taken or removed; ` +
-      `run terraform apply again in this folder`,
-  );
-}
-
-/** Throws when the run is gone since the start: called right before each write. */
-function guardRun(deps: TokenCommandDeps, command: string): () => void {
-  return () => {
-    if (deps.stillInRun && !deps.stillInRun()) throw orphaned(command);
-  };
+/**
+ * The terraform run this provisioner belongs to: `plantimestamp()`, which the construct passes to
+ * both halves (TokenEnv.RUN). Undefined in a configuration without it (none this version
+ * synthesizes): then no hand-off is taken over, and one written cannot be.
+ */
+function runOf(ctx: RuntimeContext): string | undefined {
+  return ctx.env[TokenEnv.RUN] || undefined;
 }
 
 /** The provisioners' common inputs, from their environment. */
@@ -115,20 +86,6 @@ function tokenScope(env: NodeJS.ProcessEnv): TokenScope {
   };
 }
 
-/** How long a create half waits for another one holding the same name: its run's time budget. */
-function lockWaitMs(env: NodeJS.ProcessEnv): number {
-  return Math.min(runBudgetMsOrDefault(env), 3600_000);
-}
-
-/**
- * When a name lock is certainly stale: a holder of the same run (same budget) is killed by its
- * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
- * holder. Never less than STALE_LOCK_MS.
- */
-function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
-  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
-}
-
 /** The API this provisioner talks to: the construct's (or account's) baseUrl, else <prefix>BASE_URL. */
 function apiUrlOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
   return scope.baseUrl ?? env[accountEnv(scope.envPrefix).BASE_URL] ?? "";
@@ -150,14 +107,14 @@ function constructLabel(scope: TokenScope): string {
 
 /**
  * The hand-off this create half may follow, or undefined. Only two kinds are followed: one
- * released earlier in this same terraform run (the destroy half of this replacement), and one
- * that a create half already claimed for this very name (a rename whose write failed, retried
- * by a later run). Any other is dropped with a warning when following it would have renamed.
+ * released earlier in this same terraform run (the destroy half of this replacement: same run
+ * id, not retired by a later run's plan), and one that a create half already claimed for this
+ * very name (a rename whose write failed, retried by a later run). Any other is dropped with a
+ * warning when following it would have renamed.
  */
-function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string, guard: () => void): Handoff | undefined {
+function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string | undefined): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
-  guard();
   if (handoff.api !== undefined && handoff.api !== accountOf(scope, ctx.env)) {
     // The account or API changed with this replacement (account, baseUrl or <prefix>BASE_URL): the
     // released token is on the old one, and a token of its name here may be another deployment's.
@@ -170,7 +127,7 @@ function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId
     );
     return undefined;
   }
-  if (handoff.claimedBy === undefined && handoff.runId === runId) {
+  if (handoff.claimedBy === undefined && !handoff.retired && runId !== undefined && handoff.runId === runId) {
     // Claimed before anything is written, so that a failure below leaves a record the retry honours.
     const claimed: Handoff = { ...handoff, claimedBy: runId, targetName: name };
     writeHandoff(ctx.cwd, claimed);
@@ -210,27 +167,13 @@ function claimIsFresh(handoff: Handoff, now: number = Date.now()): boolean {
  * one replaces in the same run (a rename or update), else a token that already has the name
  * (adoption), else a token with one of the previous names (an explicit rename), else a new one.
  */
-export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
+export async function applyToken(input: RuntimeContext): Promise<void> {
   const ctx = withTriggerEnv(input);
   const name = requireName(ctx.env[TokenEnv.NAME], TokenEnv.NAME);
   const description = ctx.env[TokenEnv.DESCRIPTION];
   const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
   const scope = tokenScope(ctx.env);
-  const command = RuntimeCommand.TOKEN_APPLY;
-  // Before anything else: a create half whose terraform is gone changes nothing.
-  const run = resolveRun(ctx, deps, command);
-  if (run.kind === "orphaned") throw orphaned(command);
-  const guard = guardRun(deps, command);
-  let handoff: Handoff | undefined;
-  if (run.kind === "unreadable") {
-    ctx.out.warn(
-      `the process table cannot be read here (no /proc, no ps), so this run's id is a fallback that the two halves of a ` +
-        `replacement do not share: a token released by the replaced resource is not taken over, and a rename without ` +
-        `previousNames creates a new token. On this machine, rename with previousNames.`,
-    );
-  } else {
-    handoff = takeHandoff(ctx, scope, name, run.id, guard);
-  }
+  const handoff = takeHandoff(ctx, scope, name, runOf(ctx));
   const api = accountOf(scope, ctx.env);
   const lastApplied = appliedOnThisAccount(ctx, scope, api, name);
 
@@ -243,7 +186,7 @@ export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps =
     scope.baseUrl,
     (client) =>
     withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
-      const tokens = await allTokens(client, ctx);
+      const tokens = await runTokens(ctx, client, api);
       // By id when the destroy half learnt it: a token gone since is not replaced by another one
       // that happens to have the old name (another deployment's, perhaps). By name only without an id.
       const handedOver =
@@ -293,15 +236,15 @@ export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps =
         if (handoff) {
           ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
         }
-        guard();
         const created = await client.createToken({ name, description });
         ctx.out.addSecrets([created.token]);
         recordPending(created.id);
+        await recordRunWrite(ctx, api, created);
         // The client has already said "adopted" when a look-up found an earlier attempt's token.
         if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
         warnLeftBehind(created.id);
         checkStoredName(ctx, created, name);
-        await lookAgainAfterCreate(ctx, client, created, name);
+        await lookAgainAfterCreate(ctx, client, created, name, Math.max(0, ...tokens.map((t) => t.created_at)));
         return created.id;
       }
       warnLeftBehind(target.id);
@@ -310,10 +253,10 @@ export async function applyToken(input: RuntimeContext, deps: TokenCommandDeps =
       if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
       const what = changes.length === 0 ? "no change" : changes.join(", ");
       if (changes.length > 0) {
-        guard();
         recordPending(target.id);
         // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
         const updated = await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
+        await recordRunWrite(ctx, api, updated);
         checkStoredName(ctx, updated, name);
       }
       // One line per outcome.
@@ -357,13 +300,16 @@ function refuseOtherThanPlanned(ctx: RuntimeContext, scope: TokenScope, name: st
 
 /**
  * After a create, one more look: another token of the same name may exist now (a stack of the
- * same name in another folder, a create that committed after its settle window). Warned, never
+ * same name in another folder, a create that committed after its settle window). Only what was
+ * created since the list before the create (`listedNewest`, its newest created_at) can be new:
+ * newest first, usually one request; a walk where the server does not sort. Warned, never
  * fatal: the create itself succeeded.
  */
-async function lookAgainAfterCreate(ctx: RuntimeContext, client: ApiClient, created: TokenView, name: string): Promise<void> {
+async function lookAgainAfterCreate(ctx: RuntimeContext, client: ApiClient, created: TokenView, name: string, listedNewest: number): Promise<void> {
   let again: TokenView[];
   try {
-    again = tokensNamed(await allTokens(client, ctx), name, created.id).matches;
+    const since = await newestSince(client, ctx, Math.min(listedNewest, created.created_at));
+    again = tokensNamed(since ?? (await allTokens(client, ctx)), name, created.id).matches;
   } catch (err) {
     ctx.out.warn(`could not look again for other API tokens named "${name}" after the create: ${ctx.out.redact(errorMessage(err))}`);
     return;
@@ -412,18 +358,36 @@ function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenVi
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
  * does what is right for both: it leaves a hand-off that only a create half of this same run may
  * take, and says so in an info line; the stack's roster warns about tokens that stay active.
- * (Under create_before_destroy Terraform does not run it at all.) It never fails: a destroy must not be blocked by an API that cannot
- * be reached, since it changes nothing there.
+ * (Under create_before_destroy Terraform does not run it at all.) It never fails, whatever the
+ * state holds: a destroy must not be blocked by an API that cannot be reached or by triggers of an
+ * older version, since it changes nothing on the API.
  */
-export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps = DEFAULT_DEPS): Promise<void> {
-  const ctx = withTriggerEnv(input);
+export async function releaseToken(input: RuntimeContext): Promise<void> {
+  let ctx: RuntimeContext;
+  let scope: TokenScope;
+  try {
+    ctx = withTriggerEnv(input);
+    scope = tokenScope(ctx.env);
+  } catch (err) {
+    // A state written by an older version (no `key` trigger) or damaged: nothing to hand off.
+    input.out.warn(
+      `this resource's triggers cannot be read (${errorMessage(err)}; a state written by an older version of cdktf-gpucloud, or edited): ` +
+        `its API token is left as it is and stays ACTIVE (the GPU cloud API has no delete operation). Nothing was changed.`,
+    );
+    return;
+  }
+  try {
+    await release(ctx, scope);
+  } catch (err) {
+    ctx.out.warn(
+      `could not release API token "${ctx.env[TokenEnv.NAME] ?? ""}": ${ctx.out.redact(errorMessage(err))}. ` +
+        `It is left as it is and stays ACTIVE; a replacing resource adopts it by name.`,
+    );
+  }
+}
+
+async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
   const name = ctx.env[TokenEnv.NAME] ?? "";
-  const scope = tokenScope(ctx.env);
-  const command = RuntimeCommand.TOKEN_RELEASE;
-  const run = resolveRun(ctx, deps, command);
-  // Terraform gone: its state still holds this resource, so the next apply runs this half again.
-  if (run.kind === "orphaned") throw orphaned(command);
-  const guard = guardRun(deps, command);
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   let id: string | undefined;
   let lookedUp = false;
@@ -432,7 +396,7 @@ export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps
       id = await withClient(
         ctx,
         scope.baseUrl,
-        async (client) => pickByName(await allTokens(client, ctx), name, undefined, lastApplied?.id)?.id,
+        async (client) => pickByName(await runTokens(ctx, client, accountOf(scope, ctx.env)), name, undefined, lastApplied?.id)?.id,
         scope.envPrefix,
       );
       lookedUp = true;
@@ -440,7 +404,6 @@ export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps
       ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
     }
   }
-  guard();
   // The token is let go: a later create must not take this record for a rename it missed.
   removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
 
@@ -449,21 +412,13 @@ export async function releaseToken(input: RuntimeContext, deps: TokenCommandDeps
     return;
   }
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
-  if (run.kind === "unreadable") {
-    // No create half could recognise this run (see RunScope): a hand-off would only be refused.
-    ctx.out.warn(
-      `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +
-        `The process table cannot be read here (no /proc, no ps), so a replacing resource cannot take it over: ` +
-        `to rename it, set previousNames: ["${name}"] on the ApiToken; if you are destroying it, revoke it in the cloud console.`,
-    );
-    return;
-  }
   writeHandoff(ctx.cwd, {
     key: scope.key,
     workspace: scope.workspace,
     id,
     name,
-    runId: run.id,
+    // Without a run id (a configuration this version does not write) no create half takes it over.
+    runId: runOf(ctx) ?? "",
     api: accountOf(scope, ctx.env),
     releasedAt: new Date().toISOString(),
   });

@@ -1,16 +1,20 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { readAppliedRecords, type AppliedRecord } from "./handoff";
+import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
+import { removeEarlierRunFiles } from "./run-files";
 import { GpuCloudError } from "../client/errors";
 import { LOGIN_OPERATION } from "../client/session";
 import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
 import {
   INVENTORY_AFTER_WRITE,
   INVENTORY_LOOKUP_ERRORS,
+  INVENTORY_RETIRE_HANDOFFS,
+  INVENTORY_RUN,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
   InventoryQueryField,
   InventoryResultField,
+  RetireHandoffs,
   inventoryKey,
 } from "./protocol";
 import {
@@ -50,11 +54,14 @@ interface StackQuery {
   readonly lookups: StackLookup[];
 }
 
+/** Query keys of the read itself rather than of a token or lookup. */
+const READ_KEYS: ReadonlySet<string> = new Set([INVENTORY_AFTER_WRITE, INVENTORY_WORKSPACE, INVENTORY_RUN, INVENTORY_RETIRE_HANDOFFS]);
+
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
 function parseInventoryQuery(query: Record<string, string>): StackQuery {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
-    if (flatKey === INVENTORY_AFTER_WRITE || flatKey === INVENTORY_WORKSPACE) continue;
+    if (READ_KEYS.has(flatKey)) continue;
     const dot = flatKey.indexOf(".");
     if (dot <= 0) throw new ConfigError(`query key "${flatKey}" is not of the form <token key>.<field>`);
     const slot = flatKey.slice(0, dot);
@@ -192,13 +199,26 @@ function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matc
  * construct's path, after every account was read: as the read's error when it serves no token,
  * else in the result (INVENTORY_LOOKUP_ERRORS). Every other error names the constructs it concerns.
  */
-export async function tokenInventory(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  const { tokens: managed, lookups } = parseInventoryQuery(query);
+export async function tokenInventory(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+  const run = query[INVENTORY_RUN] || undefined;
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
+  // A read after the writes shares the login of the run's provisioners (see ./run-session.ts).
+  // The plan-time read keeps its own: a plan that writes nothing would gain nothing from storing
+  // it, and sealing it would load node:crypto into every plan.
+  const ctx: RuntimeContext = run && afterWrite ? { ...input, run } : input;
+  const { tokens: managed, lookups } = parseInventoryQuery(query);
   const workspace = query[INVENTORY_WORKSPACE];
   const warnings: string[] = [];
   const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
+  const retire = query[INVENTORY_RETIRE_HANDOFFS];
+  if (!afterWrite && workspace !== undefined && run && retire) {
+    // Before any provisioner of this run: what earlier runs handed off is never taken over now,
+    // and their sessions and walks are of no more use.
+    const all = retire === RetireHandoffs.ALL;
+    retireHandoffs(ctx.cwd, workspace, run, all);
+    removeEarlierRunFiles(ctx.cwd, run, all);
+  }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
   if (workspace !== undefined && managed.length > 0) {

@@ -1,5 +1,7 @@
 import { ApiClient } from "../client/client";
 import { openNodeHttpSender } from "../client/node-http-sender";
+import type { SessionStore } from "../client/session";
+import { DEFAULT_ENV_PREFIX } from "../runtime/protocol";
 import { loadConfig } from "./config";
 import type { Output } from "./output";
 
@@ -9,6 +11,13 @@ export interface RuntimeContext {
   /** Terraform's working directory (the stack folder). */
   readonly cwd: string;
   readonly out: Output;
+  /** The terraform run this command belongs to (`plantimestamp()`), when it is known. */
+  readonly run?: string;
+  /**
+   * Where the scripts of one run share one login per account (the script sets it; the CLI does
+   * not): given the run, the API's base URL and the account's variable prefix.
+   */
+  readonly sessionStore?: (run: string, baseUrl: string, envPrefix: string) => SessionStore;
 }
 
 /**
@@ -46,6 +55,7 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
     // The commands await one call at a time (see GpuCloudClientOptions.connections).
     connections: 1,
     logger: (line: string) => ctx.out.info(line),
+    sessionStore: ctx.run !== undefined && ctx.sessionStore ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX) : undefined,
     },
     openNodeHttpSender,
   );

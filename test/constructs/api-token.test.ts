@@ -50,15 +50,17 @@ describe("ApiToken synthesis", () => {
     expect(create.when).toBeUndefined();
     // The triggers as one value (the script spreads them into its variables), and the id the plan-time read
     // found, which consumers were planned with: the create half refuses to end on another token.
+    // Both halves get the run's id from Terraform: plantimestamp() refers to nothing, so a destroy-time provisioner may use it.
     expect(create.environment).toEqual({
       GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
+      GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
       GPUCLOUD_TOKEN_PLANNED_ID: `\${local.${observedName}["t0.id"]}`,
     });
     expect(destroy.when).toBe("destroy");
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
     // Destroy-time provisioners may only reference self; a trigger missing from an older state
     // is simply absent from the JSON, never an error.
-    expect(destroy.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
+    expect(destroy.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
 
     const externals = json.data.external;
     expect(Object.keys(externals)).toHaveLength(2);
@@ -66,11 +68,23 @@ describe("ApiToken synthesis", () => {
     const inventory = externals[inventoryName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
+    // The plan-time read (literal query: read while planning) retires every hand-off earlier runs left.
     // The path names the construct in the read's errors.
-    expect(inventory.query).toEqual({ "t0.key": key, "t0.path": "test/ci", "t0.name": "ci-pipeline", "t0.description": "for CI", workspace: "${terraform.workspace}" });
+    expect(inventory.query).toEqual({
+      "t0.key": key,
+      "t0.path": "test/ci",
+      "t0.name": "ci-pipeline",
+      "t0.description": "for CI",
+      workspace: "${terraform.workspace}",
+      run: "${plantimestamp()}",
+      retire_handoffs: "all",
+    });
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("token-inventory");
-    expect(read.query).toEqual({ ...inventory.query, after_write: "true" });
+    // The read after the writes retires nothing: other tokens' create halves may still be to come.
+    // It has the run's id, to share the run's login.
+    const { retire_handoffs: _retire, ...tokensQuery } = inventory.query;
+    expect(read.query).toEqual({ ...tokensQuery, after_write: "true" });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
     // An instance only while the plan-time read found no token (a create, a rename through a hand-off).
@@ -98,7 +112,7 @@ describe("ApiToken synthesis", () => {
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
     expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(21);
+    expect(Object.keys(query)).toHaveLength(23);
     expect(query.workspace).toBe("${terraform.workspace}");
     const slots = new Set<string>();
     for (const sync of Object.values<any>(json.resource.null_resource)) {
@@ -159,7 +173,7 @@ describe("ApiToken synthesis", () => {
       expect(read.count).toBe(`\${alltrue([for k in ${JSON.stringify(slots)} : ${idKnown}]) ? 0 : 1}`);
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 2);
+      expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 3);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
       const attributesName = Object.keys(json.locals).find((k) => k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`))!;
@@ -171,9 +185,10 @@ describe("ApiToken synthesis", () => {
         expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${slot}"]["${slot}.id"])}`);
       }
     });
-    // Together, the groups ask exactly what the inventory asks.
+    // Together, the groups ask exactly what the inventory asks, less its run fields.
     delete merged.after_write;
-    expect(merged).toEqual(Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query);
+    const { retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
+    expect(merged).toEqual(tokensQuery);
   });
 
   test("leaves the description unmanaged when it is not given", () => {
@@ -189,7 +204,9 @@ describe("ApiToken synthesis", () => {
     const sync = only<any>(json.resource.null_resource);
     expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
     // Both provisioners read it from the triggers (GPUCLOUD_TOKEN_TRIGGERS).
-    for (const p of sync.provisioner) expect(p["local-exec"].environment).toMatchObject({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
+    for (const p of sync.provisioner) {
+      expect(p["local-exec"].environment).toMatchObject({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
+    }
     expect(JSON.stringify(sync.provisioner)).not.toContain("GPUCLOUD_TOKEN_BASE_URL");
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
     for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
@@ -221,6 +238,9 @@ describe("ApiToken synthesis", () => {
       new ApiToken(stack, "ci", { name: `ci-${v.stringValue}-\${lit}` });
     });
     expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
+    // Such a read may be deferred to the apply, after destroy halves of its own run: it retires only other runs' hand-offs.
+    const inventory = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1];
+    expect(inventory.query).toMatchObject({ run: "${plantimestamp()}", retire_handoffs: "other_runs" });
   });
 
   test("exposes attributes from the inventory while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {

@@ -50,10 +50,11 @@ describe("keys per account", () => {
           GPUCLOUD_TOKEN_KEY: KEY,
           GPUCLOUD_TOKEN_WORKSPACE: "default",
           GPUCLOUD_TOKEN_PATH: "stack/ci",
+          GPUCLOUD_TOKEN_RUN: runId,
           ...env,
         },
       };
-      await cmd(ctx, { runId: () => runId });
+      await cmd(ctx);
       return lines.join("").replace(/\s+/g, " ");
     };
 

@@ -5,6 +5,7 @@ import {
   apiDigest,
   readAppliedRecord,
   readHandoff,
+  retireHandoffs,
   removeAppliedRecord,
   removeHandoff,
   writeAppliedRecord,
@@ -52,6 +53,31 @@ describe("hand-off files", () => {
     writeFileSync(path.join(cwd, ".gpucloud-handoff", file), "{not json");
     expect(readHandoff(cwd, "default", "c8abc", (w) => warnings.push(w))).toBeUndefined();
     expect(warnings).toEqual([expect.stringContaining("another workspace"), expect.stringContaining("unreadable")]);
+  });
+
+  test("a plan-time read retires what earlier runs of its workspace left unclaimed, never a claim or another workspace's", () => {
+    const cwd = dir();
+    writeHandoff(cwd, record({ key: "c8a", runId: "2026-11-01T10:00:00Z" }));
+    writeHandoff(cwd, record({ key: "c8b", runId: "2026-11-01T10:05:00Z" }));
+    writeHandoff(cwd, record({ key: "c8c", runId: "2026-11-01T10:00:00Z", claimedBy: "2026-11-01T10:00:00Z", targetName: "ci-2" }));
+    writeHandoff(cwd, record({ key: "c8d", workspace: "prod", runId: "2026-11-01T10:00:00Z" }));
+    const read = (key: string, workspace = "default") => readHandoff(cwd, workspace, key, () => undefined);
+
+    // A read that may run during its own apply (deferred): only other runs' hand-offs.
+    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", false)).toBe(1);
+    expect(read("c8a")?.retired).toBe(true);
+    expect(read("c8b")?.retired).toBeUndefined();
+    // A read while planning precedes every provisioner of its run: all of them, even of its own second.
+    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", true)).toBe(1);
+    expect(read("c8b")?.retired).toBe(true);
+    expect(read("c8c")).toMatchObject({ claimedBy: "2026-11-01T10:00:00Z", targetName: "ci-2" });
+    expect(read("c8c")?.retired).toBeUndefined();
+    expect(read("c8d", "prod")?.retired).toBeUndefined();
+    // Applied records and locks are not hand-offs.
+    writeAppliedRecord(cwd, { key: "c8a", workspace: "default", id: "tok_1", name: "ci", at: new Date().toISOString() });
+    expect(retireHandoffs(cwd, "default", "x", true)).toBe(0);
+    expect(readAppliedRecord(cwd, "default", "c8a", () => undefined)).toMatchObject({ id: "tok_1" });
+    expect(retireHandoffs(dir(), "default", "x", true)).toBe(0);
   });
 
   test("refuses keys that could escape the folder", () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync, mkdi
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
-import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
+import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, UNREADABLE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 
 // The module object itself (not an import namespace), so that its functions can be spied on.
@@ -60,6 +60,35 @@ describe("name lock: breaking a stale lock", () => {
     expect(interposed).toBe(true);
     expect(ran).toBe(false);
     expect(readFileSync(file, "utf8")).toBe(fresh);
+  });
+
+  test("a lock that names no holder (a holder killed between creating and writing it) is broken after seconds, not minutes", async () => {
+    for (const content of ["", "garbage"]) {
+      const cwd = folder();
+      const file = nameLockPath(cwd, API, "ci");
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, content);
+      // Just written: its holder may be about to write it, so a waiter waits.
+      await expect(withNameLock(cwd, API, "ci", 300, () => undefined, async () => undefined)).rejects.toThrow(/gave up waiting/);
+      const old = new Date(Date.now() - UNREADABLE_LOCK_MS - 1_000);
+      utimesSync(file, old, old);
+      // Far less than the ten minutes a named holder is given: within one run's budget.
+      expect(UNREADABLE_LOCK_MS).toBeLessThan(STALE_LOCK_MS / 10);
+      await expect(withNameLock(cwd, API, "ci", 2_000, () => undefined, async () => "held")).resolves.toBe("held");
+      expect(existsSync(file)).toBe(false);
+    }
+  });
+
+  test("a lock is never seen without its holder: the content is in place when the name appears", async () => {
+    const cwd = folder();
+    const file = nameLockPath(cwd, API, "ci");
+    let seen: string | undefined;
+    await withNameLock(cwd, API, "ci", 1_000, () => undefined, async () => {
+      seen = readFileSync(file, "utf8");
+    });
+    expect(seen).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[a-z0-9]+\n$`));
+    // No temporary file is left beside it.
+    expect(readdirSync(path.dirname(file))).toEqual([]);
   });
 
   test("a stale lock (by age) is broken and the break leaves no marker behind", async () => {

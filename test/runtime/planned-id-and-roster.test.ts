@@ -42,7 +42,7 @@ describe("the create half and the planned id", () => {
       },
       lines,
     );
-    await applyToken(ctx, { runId: () => "1@1" });
+    await applyToken(ctx);
     return lines.join("");
   };
 

@@ -13,7 +13,7 @@ import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { apiDigest } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
-import { applyToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS, type TokenCommandDeps } from "../../src/runtime/token-commands";
+import { applyToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/token-commands";
 import { tokenInventory } from "../../src/runtime/token-inventory";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
@@ -29,7 +29,7 @@ describe("token provisioner commands", () => {
   /** One provisioner run: its context, what it printed, in a given folder and terraform run. */
   const run = async (
     cmd: typeof applyToken,
-    opts: { cwd: string; runId: string; env: Record<string, string>; deps?: Partial<TokenCommandDeps>; onLine?: (line: string) => void; url?: string },
+    opts: { cwd: string; runId: string; env: Record<string, string>; onLine?: (line: string) => void; url?: string },
   ): Promise<string> => {
     const lines: string[] = [];
     const ctx: RuntimeContext = {
@@ -46,11 +46,12 @@ describe("token provisioner commands", () => {
         GPUCLOUD_TOKEN_KEY: KEY,
         GPUCLOUD_TOKEN_WORKSPACE: "default",
         GPUCLOUD_TOKEN_PATH: "stack/ci",
+        GPUCLOUD_TOKEN_RUN: opts.runId,
         ...opts.env,
       },
     };
     try {
-      await cmd(ctx, { runId: () => opts.runId, ...opts.deps });
+      await cmd(ctx);
     } catch (err) {
       throw Object.assign(err as Error, { log: lines.join("") });
     }
@@ -355,7 +356,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
   const folder = () => mkdtempSync(path.join(tmpdir(), "token-identity-"));
   const run = async (
     cmd: typeof applyToken,
-    opts: { cwd: string; env: Record<string, string>; api?: RunningEmulator; deps?: Partial<TokenCommandDeps>; onLine?: (line: string) => void },
+    opts: { cwd: string; env: Record<string, string>; api?: RunningEmulator; onLine?: (line: string) => void },
   ): Promise<string> => {
     const lines: string[] = [];
     const ctx: RuntimeContext = {
@@ -372,11 +373,12 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
         GPUCLOUD_TOKEN_KEY: KEY,
         GPUCLOUD_TOKEN_WORKSPACE: "default",
         GPUCLOUD_TOKEN_PATH: "stack/ci",
+        GPUCLOUD_TOKEN_RUN: "2026-11-01T10:00:00Z",
         ...opts.env,
       },
     };
     try {
-      await cmd(ctx, { runId: () => "1@1", ...opts.deps });
+      await cmd(ctx);
     } catch (err) {
       (err as Error).message += `\n--- log ---\n${lines.join("")}`;
       throw err;
@@ -471,51 +473,48 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
     expect(log).toContain(`This stack uses ${mine.id}`);
   });
 
-  test("an orphaned create half changes nothing and says so in one line; the hand-off stays", async () => {
+  test("a create half whose run left it finishes its write; the next run adopts, never duplicates", async () => {
+    // Terraform killed meanwhile (Ctrl-C, a cancelled job): nothing here asks whether the run is
+    // alive, so the write happens and the next apply finds the token by name.
     const cwd = folder();
-    const old = emulator.addToken({ name: "orphan-a" });
-    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "orphan-a", runId: "7@7", api: apiDigest(emulator.url), releasedAt: new Date().toISOString() });
-    const before = emulator.stats();
-    const lines: string[] = [];
-    await expect(
-      run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-b" }, deps: { runScope: () => ({ kind: "orphaned", id: "99@unknown" }) }, onLine: (l) => lines.push(l) }),
-    ).rejects.toThrow(/the terraform run that started this create half is gone .* so it changed nothing: no API write, no hand-off taken or removed/);
-    expect(lines).toEqual([]);
-    expect(emulator.stats().requests).toBe(before.requests);
-    const kept = readHandoff(cwd, "default", KEY, () => undefined);
-    expect(kept).toMatchObject({ id: old.id, runId: "7@7" });
-    expect(kept?.claimedBy).toBeUndefined();
+    await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-done", GPUCLOUD_TOKEN_RUN: "2026-11-01T10:00:00Z" } });
+    const retry = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-done", GPUCLOUD_TOKEN_RUN: "2026-11-01T10:05:00Z" } });
+    expect(emulator.tokens().filter((t) => t.name === "orphan-done")).toHaveLength(1);
+    expect(retry).toMatch(/API token "orphan-done" \(id \S+\) is up to date; no change/);
   });
 
-  test("the same through the test-only switch, and a run that vanishes before the write changes nothing either", async () => {
+  test("a hand-off of this run's id that a later plan retired is not taken over (two runs within one second)", async () => {
     const cwd = folder();
-    const before = emulator.stats().tokenWrites;
-    await expect(
-      run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-env", GPUCLOUD_TEST_ONLY_RUN_ANCESTRY: "token-apply=orphaned" }, deps: { runScope: undefined } }),
-    ).rejects.toThrow(/create half is gone/);
-    // Another command named in the switch: not this one.
-    await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-env", GPUCLOUD_TEST_ONLY_RUN_ANCESTRY: "token-apply=orphaned" } });
-    await expect(run(applyToken, { cwd: folder(), env: { GPUCLOUD_TOKEN_NAME: "orphan-late" }, deps: { stillInRun: () => false } })).rejects.toThrow(
-      /create half is gone/,
-    );
-    expect(emulator.stats().tokenWrites).toBe(before);
-    expect(emulator.tokens().filter((t) => ["orphan-env", "orphan-late"].includes(t.name))).toHaveLength(0);
-  });
-
-  test("an unreadable process table: no hand-off written or taken, previousNames named; the create still works", async () => {
-    const cwd = folder();
-    const old = emulator.addToken({ name: "noproc-a" });
-    const unreadable = { runScope: () => ({ kind: "unreadable" as const, id: "5@unknown" }) };
-    const released = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "noproc-a" }, deps: unreadable });
-    expect(released).toContain(`API token "noproc-a" (id ${old.id}) is no longer managed by this resource and stays ACTIVE`);
-    expect(released).toContain(`The process table cannot be read here (no /proc, no ps), so a replacing resource cannot take it over: to rename it, set previousNames: ["noproc-a"]`);
+    const old = emulator.addToken({ name: "retired-a" });
+    const runId = "2026-11-01T10:00:00Z";
+    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "retired-a", runId, api: apiDigest(emulator.url), releasedAt: new Date().toISOString(), retired: true });
+    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "retired-b", GPUCLOUD_TOKEN_RUN: runId } });
+    expect(applied).toContain('created API token "retired-b"');
+    expect(applied).toContain(`API token "retired-a" (id ${old.id}) was released by an earlier terraform run`);
+    expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("retired-a");
     expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
-    // A hand-off from elsewhere is neither taken nor removed.
-    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "noproc-a", runId: "5@unknown", api: apiDigest(emulator.url), releasedAt: new Date().toISOString() });
-    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "noproc-b" }, deps: unreadable });
-    expect(applied).toContain("the process table cannot be read here (no /proc, no ps), so this run's id is a fallback");
-    expect(applied).toContain("On this machine, rename with previousNames.");
-    expect(applied).toContain('created API token "noproc-b"');
-    expect(readHandoff(cwd, "default", KEY, () => undefined)).toMatchObject({ id: old.id });
+  });
+
+  test("the destroy half never fails: triggers of an older state, damaged JSON, an API that cannot be reached", async () => {
+    const cwd = folder();
+    // A state from before the key trigger: no key.
+    const noKey = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_TRIGGERS: JSON.stringify({ name: "old-state" }), GPUCLOUD_TOKEN_KEY: "" } });
+    expect(noKey).toContain("this resource's triggers cannot be read (GPUCLOUD_TOKEN_KEY is required");
+    expect(noKey).toContain("stays ACTIVE");
+    const damaged = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_TRIGGERS: "{not json" } });
+    expect(damaged).toContain("is not a JSON object");
+    const badKey = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "bad-key", GPUCLOUD_TOKEN_KEY: "../escape", GPUCLOUD_BASE_URL: "http://127.0.0.1:9" , GPUCLOUD_TIMEOUT_SECONDS: "1" } });
+    expect(badKey).toContain('could not release API token "bad-key"');
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  test("a configuration without a run id: no hand-off is taken over, and the create works", async () => {
+    const cwd = folder();
+    const old = emulator.addToken({ name: "norun-a" });
+    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "norun-a", runId: "", api: apiDigest(emulator.url), releasedAt: new Date().toISOString() });
+    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "norun-b", GPUCLOUD_TOKEN_RUN: "" } });
+    expect(applied).toContain('created API token "norun-b"');
+    expect(applied).toContain(`API token "norun-a" (id ${old.id}) was released by an earlier terraform run`);
+    expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("norun-a");
   });
 });

@@ -360,6 +360,33 @@ export interface TerraformRunnerOptions {
   /** Base environment (default process.env); the harness variables are added on top. */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /**
+   * Run terraform as pid 1 of a new pid namespace (`unshare -pf --mount-proc`), as a container
+   * started with terraform as its command runs it. See {@link pid1Available}.
+   */
+  asPid1?: boolean;
+}
+
+/**
+ * Whether terraform can be run as pid 1 here (`unshare -pf --mount-proc`, which needs root or a
+ * user namespace); the reason when not.
+ */
+export function pid1Available(): { ok: true } | { ok: false; reason: string } {
+  const probe = spawnSync("unshare", ["-pf", "--mount-proc", "sh", "-c", "test $$ -eq 1"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+  if (probe.error) return { ok: false, reason: `unshare cannot be run: ${probe.error.message}` };
+  if (probe.status !== 0) return { ok: false, reason: `unshare -pf --mount-proc failed: ${probe.stderr.toString().trim() || `exit ${probe.status}`}` };
+  return { ok: true };
+}
+
+/**
+ * The reattach value as terraform sees it from inside a new pid namespace: the doubles' process
+ * is not visible there, and go-plugin gives up on a reattached provider whose pid it cannot
+ * signal, so each entry names pid 1, terraform itself, which lives as long as the run.
+ */
+function reattachForPid1(reattach: string): string {
+  const providers = JSON.parse(reattach) as Record<string, { Pid: number }>;
+  for (const provider of Object.values(providers)) provider.Pid = 1;
+  return JSON.stringify(providers);
 }
 
 // Subcommands that accept -input=false (output/show/version reject it).
@@ -378,6 +405,7 @@ export class TerraformRunner {
   private readonly doubles?: ProviderDoubles;
   private reattach?: Promise<string>;
   private planCounter = 0;
+  private readonly asPid1: boolean;
 
   constructor(dir: string, opts: TerraformRunnerOptions = {}) {
     this.dir = path.resolve(dir);
@@ -385,6 +413,7 @@ export class TerraformRunner {
     if (opts.reattach) this.env.TF_REATTACH_PROVIDERS = opts.reattach;
     this.doubles = opts.doubles;
     this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.asPid1 = opts.asPid1 ?? false;
   }
 
   /** The TF_REATTACH_PROVIDERS value used (opening the doubles session on first use). */
@@ -402,9 +431,12 @@ export class TerraformRunner {
   ): Promise<{ child: ChildProcess; result: Promise<CommandResult> }> {
     const fullArgs = [subcommand, ...(INPUT_COMMANDS.has(subcommand) ? ["-input=false"] : []), "-no-color", ...args];
     const reattach = await this.reattachProviders();
-    const env = reattach ? { ...this.env, TF_REATTACH_PROVIDERS: reattach } : this.env;
+    const env = reattach ? { ...this.env, TF_REATTACH_PROVIDERS: this.asPid1 ? reattachForPid1(reattach) : reattach } : this.env;
     const started = Date.now();
-    const child = spawn(terraformBinary(), fullArgs, { cwd: this.dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    const [command, commandArgs] = this.asPid1
+      ? ["unshare", ["-pf", "--mount-proc", terraformBinary(), ...fullArgs]]
+      : [terraformBinary(), fullArgs];
+    const child = spawn(command, commandArgs, { cwd: this.dir, env, stdio: ["ignore", "pipe", "pipe"] });
     const result = new Promise<CommandResult>((resolve) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];

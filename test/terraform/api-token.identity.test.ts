@@ -5,7 +5,7 @@
  * AND the API's state.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
@@ -338,6 +338,61 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
         new ApiToken(stack, "two", { name: "same" });
       }),
     ).toThrow(/ApiToken "tokens\/two": name "same" is also the name of ApiToken "tokens\/one"/);
+  });
+
+  test("an apply logs in twice per account (the plan, then all its scripts), whatever the number of tokens it writes; the session file is sealed and gone at the next plan", async () => {
+    const p = new Project().synth((stack) => {
+      for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `login-${i}`, description: "v1" });
+    });
+    const tf = await p.init();
+    emulator.resetStats();
+    await tf.apply({ check: true });
+    // The plan's read logs in; one of the six create halves logs in for them all and the read after the writes.
+    expect(emulator.stats().logins).toBe(2);
+    expect(emulator.tokens().filter((t) => t.name.startsWith("login-"))).toHaveLength(6);
+
+    p.synth((stack) => {
+      for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `login-${i}`, description: "v2" });
+    });
+    emulator.resetStats();
+    const applied = await tf.apply({ check: true });
+    expect(emulator.stats().logins).toBe(2);
+    expect(applied.stdout).toContain("that this terraform run logged in with");
+    const sessions = () => readdirSync(path.join(p.dir, ".gpucloud-handoff")).filter((f) => f.startsWith("session-"));
+    // One sealed file, of this run only: the next run's plan removes it.
+    expect(sessions()).toHaveLength(1);
+    expect(JSON.parse(readFileSync(path.join(p.dir, ".gpucloud-handoff", sessions()[0]), "utf8"))).toEqual({
+      run: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      iv: expect.any(String),
+      tag: expect.any(String),
+      data: expect.any(String),
+    });
+    await new Promise((r) => setTimeout(r, 1_100));
+    await p.steady();
+    expect(sessions()).toEqual([]);
+  });
+
+  test("a first apply walks the account twice (its plan, then once for all its scripts) plus a read after the writes; each create asks for the newest tokens only", async () => {
+    const big = await startEmulator({ users: [USER], faults: { maxPageSize: 10 } });
+    try {
+      for (let i = 0; i < 95; i++) big.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+      const p = new Project().synth((stack) => {
+        for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `walk-${i}` });
+      });
+      const tf = await p.init(env({ GPUCLOUD_BASE_URL: big.url }));
+      big.resetStats();
+      await tf.apply({ check: true });
+      const lists = big.stats().byRoute["GET /api-tokens"] ?? 0;
+      // A walk of 95 to 101 tokens in pages of 10 takes 10 to 12 requests: the plan's, the run's
+      // (one provisioner, under a lock), the read after the writes; then each of the 6 creates
+      // asks for the newest page before and after its POST. Walking per create was 2 walks each.
+      expect(lists).toBeLessThanOrEqual(3 * 12 + 2 * 6);
+      expect(big.stats().byRoute["POST /api-tokens"]).toBe(6);
+      expect(big.tokens().filter((t) => t.name.startsWith("walk-"))).toHaveLength(6);
+      await p.steady();
+    } finally {
+      await big.close();
+    }
   });
 
   test("a steady plan costs one login, one list walk and one catalog read for all tokens and the Flavors, whatever N", async () => {

@@ -1,0 +1,94 @@
+import type * as Crypto from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Session, SessionStore } from "../client/session";
+import { withFileLock } from "./name-lock";
+import { HANDOFF_DIR } from "./protocol";
+
+/**
+ * One login per account for the scripts of one terraform apply (issue 24): every provisioner and
+ * the reads after the writes (the plan-time read keeps its own). Each is its own process, so the
+ * session goes through a file in the hand-off folder, and a lock makes the scripts that start
+ * together wait for the one that logs in, rather than all log in (APIs limit logins per minute).
+ *
+ * The file never holds the session in the clear: it is sealed (AES-256-GCM) with a key derived
+ * from the password's md5, which every script of the run has from its environment and which is
+ * what a login sends anyway, so the file tells nothing to whoever lacks that credential. It is
+ * bound to the run (`plantimestamp()`), the account and the user; the next run's plan-time read
+ * deletes the files of other runs, and the access token inside expires after 30 minutes.
+ */
+
+export const SESSION_FILE_PREFIX = "session-";
+
+/** Loaded on first use: the plan-time read, which only removes other runs' files, never loads it (see ./sha256.ts). */
+const crypto = (): typeof Crypto => require("node:crypto") as typeof Crypto;
+const SEAL = "aes-256-gcm";
+
+interface SealedSession {
+  readonly run: string;
+  readonly iv: string;
+  readonly tag: string;
+  readonly data: string;
+}
+
+export interface RunSessionOptions {
+  /** How long a script waits for another that is logging in (its run budget). */
+  readonly waitMs: number;
+  /** When a lock is certainly stale (see withNameLock). */
+  readonly staleAfterMs: number;
+  readonly onWait: (line: string) => void;
+}
+
+/** The store of `run`'s sessions on one account (`account`: its digest, see accountDigest). */
+export function runSessionStore(cwd: string, run: string, account: string, opts: RunSessionOptions): SessionStore {
+  return {
+    async share(login, { username, secret, now, deadline, rejected }) {
+      const identity = `${account}\n${username}\n${run}`;
+      const file = path.join(cwd, HANDOFF_DIR, `${SESSION_FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`);
+      const key = Buffer.from(crypto().hkdfSync("sha256", secret, run, `gpucloud run session\n${identity}`, 32));
+      const usable = (s: Session | undefined): s is Session => s !== undefined && now() < s.renewAt && s.accessToken !== rejected;
+      const stored = unseal(file, key, identity);
+      if (usable(stored)) return { session: stored, reused: true };
+      const waitMs = Math.max(0, Math.min(opts.waitMs, deadline - now()));
+      return withFileLock(
+        `${file}.lock`,
+        { cwd, waitMs, staleAfterMs: opts.staleAfterMs, onWait: opts.onWait, holder: `logging in as ${username} for this terraform run` },
+        async () => {
+          const meanwhile = unseal(file, key, identity);
+          if (usable(meanwhile)) return { session: meanwhile, reused: true };
+          const session = await login();
+          seal(file, key, identity, run, session);
+          return { session, reused: false };
+        },
+      );
+    },
+  };
+}
+
+function seal(file: string, key: Buffer, identity: string, run: string, session: Session): void {
+  const iv = crypto().randomBytes(12);
+  const cipher = crypto().createCipheriv(SEAL, key, iv);
+  cipher.setAAD(Buffer.from(identity));
+  const data = Buffer.concat([cipher.update(JSON.stringify(session), "utf8"), cipher.final()]);
+  const sealed: SealedSession = { run, iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") };
+  mkdirSync(path.dirname(file), { recursive: true });
+  // Write then rename, so a reader never sees half a file.
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(sealed), { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** The session in `file`, or undefined when there is none or it was sealed with another key (another password). */
+function unseal(file: string, key: Buffer, identity: string): Session | undefined {
+  try {
+    const sealed = JSON.parse(readFileSync(file, "utf8")) as SealedSession;
+    const decipher = crypto().createDecipheriv(SEAL, key, Buffer.from(sealed.iv, "base64"));
+    decipher.setAAD(Buffer.from(identity));
+    decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
+    const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString("utf8");
+    const session = JSON.parse(text) as Session;
+    return typeof session.accessToken === "string" && typeof session.refreshToken === "string" && typeof session.renewAt === "number" ? session : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,137 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { ApiClient } from "../client/client";
+import { GpuCloudError } from "../client/errors";
+import { isOrdered } from "../client/pagination";
+import type { RuntimeContext } from "../shared/context";
+import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
+import { HANDOFF_DIR } from "./protocol";
+import { sha256Hex } from "./sha256";
+import { allTokens, type TokenView } from "./token-names";
+
+/**
+ * The token list as the provisioners of one apply see it (issue 24). Each provisioner is its own
+ * process and used to walk the whole account, twice for a create: on an account of thousands of
+ * tokens, that is where an apply's requests went. Now the first provisioner of the run that needs
+ * the list walks it once, under a lock, and keeps the walk in the hand-off folder; each one then
+ * asks only for what appeared since, newest first (usually one page), and records its own writes
+ * there, so that a provisioner that takes a name after another one wrote it sees that write.
+ *
+ * The file holds ids, names, descriptions and creation times: never a token's value (a token
+ * taken from it has `token` ""; no provisioner needs another token's value). Another party's
+ * rename or revocation during the apply is not seen: a write to a revoked token fails and the
+ * next apply converges; a create is still checked by name against what appeared since.
+ */
+
+export const WALK_FILE_PREFIX = "walk-";
+/** Newest-first page size: a create usually finds what appeared since in one request. */
+const NEWEST_PAGE = 50;
+/** Pages of what appeared since before falling back to a walk. */
+const MAX_NEWEST_PAGES = 20;
+
+interface Walked {
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string | null;
+  readonly created_at: number;
+}
+
+interface WalkFile {
+  readonly run: string;
+  readonly tokens: readonly Walked[];
+}
+
+const walked = (t: TokenView): Walked => ({ id: t.id, name: t.name, description: t.description, created_at: t.created_at });
+const asView = (t: Walked): TokenView => ({ ...t, token: "" });
+
+function walkPath(cwd: string, account: string, run: string): string {
+  return path.join(cwd, HANDOFF_DIR, `${WALK_FILE_PREFIX}${sha256Hex(`${account}\n${run}`).slice(0, 24)}.json`);
+}
+
+function readWalk(file: string, run: string): readonly Walked[] | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as WalkFile;
+    return parsed.run === run && Array.isArray(parsed.tokens) ? parsed.tokens : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeWalk(file: string, run: string, tokens: readonly Walked[]): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ run, tokens } satisfies WalkFile), { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+function lockOf(ctx: RuntimeContext) {
+  return { cwd: ctx.cwd, waitMs: lockWaitMs(ctx.env), staleAfterMs: lockStaleAfterMs(ctx.env), onWait: ctx.out.info, holder: "listing the API tokens for this terraform run" };
+}
+
+/**
+ * The account's tokens for a provisioner (see above): the run's walk plus what appeared since;
+ * a walk of its own outside a run, or where the server does not list newest first.
+ */
+export async function runTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<TokenView[]> {
+  const run = ctx.run;
+  if (run === undefined) return allTokens(client, ctx);
+  const file = walkPath(ctx.cwd, account, run);
+  let known = readWalk(file, run);
+  if (known === undefined) {
+    let fresh: TokenView[] | undefined;
+    known = await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
+      const meanwhile = readWalk(file, run);
+      if (meanwhile) return meanwhile;
+      fresh = await allTokens(client, ctx);
+      const tokens = fresh.map(walked);
+      writeWalk(file, run, tokens);
+      return tokens;
+    });
+    if (fresh) return fresh;
+  }
+  const since = await newestSince(client, ctx, Math.max(0, ...known.map((t) => t.created_at)));
+  if (since === undefined) return allTokens(client, ctx);
+  const byId = new Map<string, TokenView>(known.map((t) => [t.id, asView(t)]));
+  for (const t of since) byId.set(t.id, t);
+  return [...byId.values()];
+}
+
+/**
+ * The tokens created at or after `from` (the API's created_at), newest first, page by page; undefined
+ * when the server does not honour the order (refuses or ignores the sort) or there are too many.
+ */
+export async function newestSince(client: ApiClient, ctx: RuntimeContext, from: number): Promise<TokenView[] | undefined> {
+  const found: TokenView[] = [];
+  for (let offset = 0, pages = 0; pages < MAX_NEWEST_PAGES; pages++) {
+    let page;
+    try {
+      page = await client.listTokens({ limit: NEWEST_PAGE, offset, sortField: "created_at", sortOrder: "desc" });
+    } catch (err) {
+      if (err instanceof GpuCloudError && err.kind === "validation") return undefined;
+      throw err;
+    }
+    if (!isOrdered(page.tokens, "created_at", "desc")) return undefined;
+    ctx.out.addSecrets(page.tokens.map((t) => t.token));
+    found.push(...page.tokens);
+    // Older tokens than `from` were known before; a short page is the end of the list.
+    if (page.tokens.length === 0 || offset + page.tokens.length >= page.total || page.tokens.some((t) => t.created_at < from)) return found;
+    offset += page.tokens.length;
+  }
+  return undefined;
+}
+
+/**
+ * Records a token this provisioner created or wrote in the run's walk, before its name lock is
+ * released: a provisioner that takes that name next must see it (a rename changes no created_at,
+ * so it would not appear among the newest).
+ */
+export async function recordRunWrite(ctx: RuntimeContext, account: string, token: TokenView): Promise<void> {
+  const run = ctx.run;
+  if (run === undefined) return;
+  const file = walkPath(ctx.cwd, account, run);
+  await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
+    const known = readWalk(file, run);
+    if (known === undefined) return;
+    writeWalk(file, run, [...known.filter((t) => t.id !== token.id), walked(token)]);
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * The run's walk (issue 24): the provisioners of one apply walk the account's token list once,
+ * then ask only for what appeared since, newest first; their own writes are recorded; where the
+ * server does not sort, each falls back to a walk of its own. Never a token value in the file.
+ */
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ApiClient } from "../../src/client/client";
+import { openNodeHttpSender } from "../../src/client/node-http-sender";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import type { EmulatorFaults } from "../../src/emulator/types";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
+import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";
+
+const USER = { username: "walk-bot", password: "walk-password-3b1e" };
+const RUN = "2026-11-01T10:00:00Z";
+const ACCOUNT = "acct";
+
+describe("the run's walk of the token list", () => {
+  const servers: RunningEmulator[] = [];
+  afterAll(async () => Promise.all(servers.map((s) => s.close())));
+  const server = async (faults: EmulatorFaults = {}): Promise<RunningEmulator> => {
+    // Pages of at most 10: a walk of 45 tokens takes several requests.
+    const s = await startEmulator({ users: [USER], faults: { maxPageSize: 10, ...faults } });
+    servers.push(s);
+    for (let i = 0; i < 45; i++) s.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+    return s;
+  };
+  const ctx = (cwd: string, run: string | null = RUN): RuntimeContext => ({ cwd, env: {}, out: createOutput(() => undefined, new Redactor([])), run: run ?? undefined });
+  const withClient = async <T>(api: RunningEmulator, fn: (c: ApiClient) => Promise<T>): Promise<T> => {
+    const c = new ApiClient({ baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 }, openNodeHttpSender);
+    try {
+      return await fn(c);
+    } finally {
+      await c.close();
+    }
+  };
+  const lists = (api: RunningEmulator) => api.stats().byRoute["GET /api-tokens"] ?? 0;
+
+  test("one walk for the run; then one newest-first request each, which sees what appeared since", async () => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    api.resetStats();
+    const first = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(first).toHaveLength(45);
+    const walkRequests = lists(api);
+    expect(walkRequests).toBeGreaterThanOrEqual(5);
+
+    const late = api.addToken({ name: "late" });
+    api.resetStats();
+    const second = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(lists(api)).toBe(1);
+    expect(second.map((t) => t.name).sort()).toEqual([...first.map((t) => t.name), "late"].sort());
+    // The new token comes from the API, with its value; walked ones carry none.
+    expect(second.find((t) => t.id === late.id)?.token).toBe(late.token);
+    expect(second.find((t) => t.name === "other-0")?.token).toBe("");
+
+    // Nothing of any token's value in the run's file.
+    const [file] = readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("walk-"));
+    const text = readFileSync(path.join(cwd, ".gpucloud-handoff", file), "utf8");
+    for (const t of api.tokens()) expect(text).not.toContain(t.token);
+  });
+
+  test("a write recorded by one provisioner is what the next one sees (a rename changes no creation time)", async () => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    const [target] = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const renamed = await withClient(api, (c) => c.updateToken(target.id, { name: "renamed-by-p1" }));
+    await recordRunWrite(ctx(cwd), ACCOUNT, renamed);
+    const seen = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(seen.find((t) => t.id === target.id)?.name).toBe("renamed-by-p1");
+  });
+
+  test.each([
+    ["ignores", { ignoreSortParams: true }],
+    ["refuses", { rejectSortParams: true }],
+  ] as const)("a server that %s the sort: each provisioner walks, and sees everything", async (_how, opts) => {
+    const api = await server(opts);
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    api.addToken({ name: "late" });
+    const seen = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(seen.map((t) => t.name)).toContain("late");
+    expect(seen).toHaveLength(46);
+  });
+
+  test("outside a run (no run id): a walk of its own each time, nothing written", async () => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    await withClient(api, (c) => runTokens(ctx(cwd, null), c, ACCOUNT));
+    api.resetStats();
+    await withClient(api, (c) => runTokens(ctx(cwd, null), c, ACCOUNT));
+    expect(lists(api)).toBeGreaterThanOrEqual(5);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * ApiToken where pipelines really start Terraform (issue 21): terraform as pid 1 of a container
+ * without an init, `node` on PATH as a version manager's shim that starts the real node as its
+ * child, a non-English locale. Create, a rename through the hand-off, a rename with
+ * previousNames and a steady plan behave as on a developer's laptop: the run that both halves of
+ * a replacement belong to is Terraform's `plantimestamp()`, not anything read from the process
+ * table. Each case asserts Terraform's output and the API's state.
+ */
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
+import { ApiToken, type ApiTokenProps } from "../../src";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  pid1Available,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
+import { credentialsEnv } from "../support/api-credentials";
+
+const USER = { username: "pipeline-bot", password: "pipeline-password-77e2" };
+
+/** A folder with a `node` that runs the real node as its child (no exec) and counts its calls. */
+function nodeShim(): { dir: string; calls: () => number } {
+  const dir = mkdtempSync(path.join(tmpdir(), "gpucloud-node-shim-"));
+  const log = path.join(dir, "calls");
+  writeFileSync(path.join(dir, "node"), `#!/bin/sh\necho call >> "${log}"\n"${process.execPath}" "$@"\n`);
+  chmodSync(path.join(dir, "node"), 0o755);
+  return { dir, calls: () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).length : 0) };
+}
+
+describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shim, any locale", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+  const pid1 = pid1Available();
+  const shim = nodeShim();
+
+  class Project {
+    readonly outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-pipelines-"));
+    readonly dir = path.join(this.outdir, "stacks", "tokens");
+    tf!: TerraformRunner;
+
+    synth(props: ApiTokenProps): this {
+      const app = new App({ outdir: this.outdir });
+      const stack = new TerraformStack(app, "tokens");
+      new LocalBackend(stack, { path: "terraform.tfstate" });
+      const token = new ApiToken(stack, "ci", props);
+      new TerraformOutput(stack, "token_id", { value: token.tokenId });
+      // Says which process started the provisioners' shell: 1 when terraform is pid 1.
+      const probe = new TerraformResource(stack, "parent-probe", {
+        terraformResourceType: "null_resource",
+        terraformGeneratorMetadata: { providerName: "null" },
+      });
+      probe.addOverride("triggers", { name: props.name });
+      probe.addOverride("provisioner", [{ "local-exec": { command: 'echo "shell-parent=$PPID"' } }]);
+      app.synth();
+      return this;
+    }
+
+    async init(opts: { asPid1: boolean; env: NodeJS.ProcessEnv }): Promise<TerraformRunner> {
+      this.tf = new TerraformRunner(this.dir, { doubles, env: { ...credentialsEnv(emulator, USER), ...opts.env }, asPid1: opts.asPid1, timeoutMs: 120_000 });
+      await this.tf.init({ check: true });
+      return this.tf;
+    }
+
+    handoffs(): string[] {
+      const dir = path.join(this.dir, ".gpucloud-handoff");
+      return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json")) : [];
+    }
+  }
+
+  const named = (name: string) => emulator.tokens().filter((t) => t.name === name);
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [USER] });
+    doubles = await startProviderDoubles();
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  const cases: ReadonlyArray<readonly [string, string, { asPid1: boolean; shim: boolean; env: NodeJS.ProcessEnv }]> = [
+    ["terraform as pid 1 (a container without an init)", "pid1", { asPid1: true, shim: false, env: {} }],
+    [
+      "node on PATH is a shim that starts the real node as its child, in a German locale",
+      "shim",
+      { asPid1: false, shim: true, env: { PATH: `${shim.dir}:${process.env.PATH ?? ""}`, LANG: "de_DE.UTF-8", LC_ALL: "de_DE.UTF-8" } },
+    ],
+  ];
+
+  test.each(cases)("%s: create, rename without and with previousNames, steady plan", async (_what, tag, how) => {
+    if (how.asPid1 && !pid1.ok) {
+      console.warn(`Skipping the pid-1 case: ${pid1.reason}`);
+      return;
+    }
+    const callsBefore = shim.calls();
+    const p = new Project().synth({ name: `${tag}-a`, description: "v1" });
+    const tf = await p.init(how);
+
+    const created = oneLine((await tf.apply({ check: true })).stdout);
+    const [token] = named(`${tag}-a`);
+    expect(created).toContain(`created API token "${tag}-a" (id ${token.id})`);
+    if (how.asPid1) expect(created).toContain("shell-parent=1");
+    else expect(created).not.toContain("shell-parent=1");
+    const count = emulator.tokens().length;
+
+    // A rename without previousNames: the destroy half hands the token to the create half of this run.
+    p.synth({ name: `${tag}-b`, description: "v1" });
+    const renamed = oneLine((await tf.apply({ check: true })).stdout);
+    expect(renamed).toContain(`API token id ${token.id}: renamed "${tag}-a" to "${tag}-b"`);
+    expect(renamed).not.toContain("released by an earlier terraform run");
+    expect(named(`${tag}-b`)).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
+    expect(p.handoffs()).toEqual([]);
+
+    // A rename with previousNames, and a description change with it.
+    p.synth({ name: `${tag}-c`, description: "v2", previousNames: [`${tag}-b`] });
+    await tf.apply({ check: true });
+    expect(named(`${tag}-c`)).toEqual([expect.objectContaining({ id: token.id, description: "v2" })]);
+    expect(emulator.tokens()).toHaveLength(count);
+    expect((await tf.output()).token_id.value).toBe(token.id);
+
+    const plan = await tf.plan({ detailedExitCode: true, check: true });
+    expect(plan.stdout).toContain("No changes.");
+    expect(plan.exitCode).toBe(0);
+    // The shim was what ran the scripts (provisioners and the stack's read), not a node found otherwise.
+    if (how.shim) expect(shim.calls() - callsBefore).toBeGreaterThanOrEqual(6);
+  });
+
+  test("a saved plan applied seconds later: both halves of its rename share the plan's run; the same token", async () => {
+    const p = new Project().synth({ name: "saved-a" });
+    const tf = await p.init({ asPid1: false, env: {} });
+    await tf.apply({ check: true });
+    const [token] = named("saved-a");
+
+    p.synth({ name: "saved-b" });
+    const plan = await tf.plan({ check: true });
+    await new Promise((r) => setTimeout(r, 1_500));
+    const applied = oneLine((await tf.apply({ check: true, planFile: plan.planFile })).stdout);
+    expect(applied).toContain(`API token id ${token.id}: renamed "saved-a" to "saved-b"`);
+    expect(named("saved-b")).toEqual([expect.objectContaining({ id: token.id })]);
+  });
+
+  test("destroy, then at once a deploy under another name: the plan retires the hand-off, so a new token, said so", async () => {
+    const p = new Project().synth({ name: "fast-a" });
+    const tf = await p.init({ asPid1: false, env: {} });
+    await tf.apply({ check: true });
+    const [old] = named("fast-a");
+    await tf.destroy({ check: true });
+    const [file] = p.handoffs();
+    const handoffPath = path.join(p.dir, ".gpucloud-handoff", file);
+    // The destroy's run id is the run's plan timestamp (RFC 3339, to the second).
+    expect(JSON.parse(readFileSync(handoffPath, "utf8"))).toMatchObject({ id: old.id, name: "fast-a", runId: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
+
+    // Planning reads the stack before any write of its run, and retires what earlier runs left,
+    // also one of the same second (runs on this emulator take well under one).
+    p.synth({ name: "fast-b" });
+    const plan = await tf.plan({ check: true });
+    expect(JSON.parse(readFileSync(handoffPath, "utf8"))).toMatchObject({ id: old.id, retired: true });
+    const applied = oneLine((await tf.apply({ check: true, planFile: plan.planFile })).stdout);
+    expect(applied).toMatch(new RegExp(`WARNING: API token "fast-a" \\(id ${old.id}\\) was released by an earlier terraform run`));
+    expect(named("fast-a")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(named("fast-b")).toHaveLength(1);
+    expect(named("fast-b")[0].id).not.toBe(old.id);
+  });
+});
