@@ -97,6 +97,11 @@ export async function runCli(io: CliIo): Promise<number> {
 async function listFlavors(cmd: FlavorsCommand, io: CliIo, redactor: Redactor): Promise<number> {
   const out = createOutput(cmd.verbose ? io.writeStderr : () => undefined, redactor);
   const ctx: RuntimeContext = { env: io.env, cwd: process.cwd(), out };
+  // The scripts' message speaks of Terraform's environment and a construct's baseUrl prop; here the user typed a command.
+  const baseUrlVariable = `${cmd.envPrefix}BASE_URL`;
+  if (!cmd.baseUrl?.trim() && !io.env[baseUrlVariable]?.trim()) {
+    throw new UsageError(`no API address: pass --base-url URL, or set ${baseUrlVariable} in the environment`);
+  }
   const groups = await withClient(ctx, cmd.baseUrl, (client) => fetchCatalog(client, [cmd.filter]), cmd.envPrefix);
   const matches = selectFlavors(groups, cmd.filter);
   if (cmd.json) {

@@ -4,6 +4,7 @@ import { Construct } from "constructs";
 import {
   IN_SYNC,
   InventoryResultField,
+  PLANNED_ID_ENV,
   RuntimeCommand,
   TokenEnv,
   TokenTrigger,
@@ -13,6 +14,7 @@ import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { RUN_ID, TokenInventory } from "./token-inventory";
+import { TokenRoster } from "./token-roster";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
@@ -69,8 +71,9 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
 
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
- * Terraform. The API has no delete operation: destroying this construct removes it from the
- * state and warns that the token stays active.
+ * Terraform. The API has no delete operation: destroying the stack or removing this construct
+ * removes it from the state, and the apply warns that the token stays active (the stack's roster,
+ * a `terraform_data`; not when the last construct of this library leaves the stack's code).
  *
  * Behind it:
  * - the stack's one `data.external` inventory (shared by every ApiToken of the stack), read at
@@ -79,9 +82,10 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
  *   change when the configuration changes or the inventory finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
  * - the `data.external` read after the writes of its group of tokens (one per 25 ApiTokens of
- *   the stack), which has an instance only while some token of the group is being written. In
- *   sync, the attributes come from the inventory and are known at plan time; being written, from
- *   that read.
+ *   the stack), which has an instance only while the inventory has no id for some token of the
+ *   group (a create, a rename without previousNames). A token the inventory found, in sync or
+ *   updated in place, takes its attributes from it, known at plan time; the others, from that read.
+ * - the stack's roster (`terraform_data`), which warns about the tokens a stack stops managing.
  */
 export class ApiToken extends Construct {
   /** The API's limit on a token's name, in characters. */
@@ -163,6 +167,9 @@ export class ApiToken extends Construct {
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
             [TokenEnv.RUN]: RUN_ID,
+            // The id consumers were planned with (known at plan while the read finds the token): the
+            // create half fails rather than end on another token. Evaluated at apply from the plan's read.
+            [PLANNED_ID_ENV]: `\${${inventory.resultField(key, InventoryResultField.ID)}}`,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
           },
         },
@@ -181,6 +188,7 @@ export class ApiToken extends Construct {
     const stack = TerraformStack.of(this);
     const attributeExpression = (field: string) => inventory.attributeExpression(key, field);
     this.idExpression = attributeExpression(InventoryResultField.ID);
+    TokenRoster.of(this).add(this, { name: props.name, previousNames, idExpression: this.idExpression, envPrefix, lookupErrors: inventory.lookupErrors });
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
       const value = attributeExpression(field);
@@ -220,7 +228,8 @@ export class ApiToken extends Construct {
    *
    * The first use in a stack adds its one `ephemeral "local_command"` block (hashicorp/local >= 2.7,
    * declared unless the stack has its own unaliased `local` provider), which reads the values of
-   * all the stack's tokens that use this in one script run, and `required_version >= 1.10.0`.
+   * all the stack's tokens that use this in one script run, and asks for Terraform >= 1.10.0 in
+   * `required_version`, beside the app's own constraint (`stack.addOverride("terraform.required_version", ...)`).
    */
   public get ephemeralToken(): string {
     if (this.ephemeral === undefined) {

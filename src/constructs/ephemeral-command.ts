@@ -3,9 +3,10 @@ import { TerraformStack, type TerraformElement } from "cdktf";
 import type { Construct } from "constructs";
 import { LOCAL_PROVIDER } from "./local-provider";
 import { ensureLocalProvider } from "./providers";
+import { requireTerraformVersion } from "./terraform-version";
 
 /** Terraform 1.10 introduced ephemeral resources; older versions cannot parse the block. */
-export const EPHEMERAL_REQUIRED_VERSION = ">= 1.10.0";
+export const EPHEMERAL_MINIMUM_TERRAFORM = "1.10.0";
 
 /** The arguments of an `ephemeral "local_command"` block (hashicorp/local >= 2.7). */
 export interface LocalCommandArgs {
@@ -30,13 +31,14 @@ type EphemeralResourceClass = new (
  * Terrain flavour (scripts/build-cdktn.mjs), where `TerraformEphemeralResource` exists and is
  * used. cdktf 0.21 has no ephemeral class, so there the block is written into the stack's JSON
  * with the stack's `addOverride`, the escape hatch cdktf documents for what it cannot express.
- * Either way the stack also gets `required_version`, so that an older Terraform stops with a
- * message naming the version needed instead of "Unsupported block type".
+ * Either way the stack's `required_version` also asks for Terraform 1.10 (beside the app's own
+ * constraint, if any), so that an older Terraform stops with a message naming the version needed
+ * instead of "Unsupported block type".
  */
 export function ephemeralLocalCommand(scope: Construct, id: string, name: string, args: LocalCommandArgs): string {
   ensureLocalProvider(scope);
   const stack = TerraformStack.of(scope);
-  stack.addOverride("terraform.required_version", EPHEMERAL_REQUIRED_VERSION);
+  requireTerraformVersion(scope, EPHEMERAL_MINIMUM_TERRAFORM);
   const body = { command: args.command, arguments: [...args.arguments], stdin: args.stdin };
   const Ephemeral = (cdk as unknown as { TerraformEphemeralResource?: EphemeralResourceClass }).TerraformEphemeralResource;
   if (Ephemeral) {

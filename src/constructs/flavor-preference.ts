@@ -6,6 +6,7 @@ import { validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery } from "./flavor-query";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider } from "./providers";
+import { TokenRoster } from "./token-roster";
 import { lookupField } from "./lookup-read";
 import { checkBaseUrl, isKnown, propError } from "./validation";
 import { terraformLiteral } from "./terraform-literal";
@@ -62,6 +63,8 @@ export class FlavorPreference extends Construct {
     choices.forEach((choice, i) => validateFlavorFilter(this, kind, choice ?? {}, `choices[${i}].`));
     checkBaseUrl(this, kind, props.baseUrl);
     ensureExternalProvider(this);
+    // Keeps the stack's roster block while a lookup remains, so that removing the last ApiToken still warns.
+    TokenRoster.of(this);
 
     const query: Record<string, string> = { choice_count: String(choices.length) };
     choices.forEach((choice, i) => Object.assign(query, filterQuery(choice ?? {}, flavorChoicePrefix(i))));

@@ -6,6 +6,7 @@ import { checkBoolean, validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery, scalarText } from "./flavor-query";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider } from "./providers";
+import { TokenRoster } from "./token-roster";
 import { lookupField } from "./lookup-read";
 import { checkBaseUrl } from "./validation";
 import { terraformLiteral } from "./terraform-literal";
@@ -63,6 +64,8 @@ export class Flavors extends Construct {
     super(scope, id);
     validateProps(this, props);
     ensureExternalProvider(this);
+    // Keeps the stack's roster block while a lookup remains, so that removing the last ApiToken still warns.
+    TokenRoster.of(this);
 
     const query: Record<string, string> = filterQuery(props);
     if (props.allowEmpty !== undefined) query.allow_empty = scalarText(props.allowEmpty);

@@ -4,6 +4,7 @@ import { Construct } from "constructs";
 import {
   DEFAULT_ENV_PREFIX,
   INVENTORY_AFTER_WRITE,
+  INVENTORY_LOOKUP_ERRORS,
   INVENTORY_RETIRE_HANDOFFS,
   INVENTORY_RUN,
   INVENTORY_WARNINGS,
@@ -19,6 +20,7 @@ import {
 import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
+import { requireTerraformVersion } from "./terraform-version";
 import { isKnown, propError } from "./validation";
 
 /** What one ApiToken tells the stack's inventory. */
@@ -206,27 +208,20 @@ export class TokenInventory extends Construct {
   }
 
   /**
-   * A `check` block that turns the script's warnings (several tokens of a managed name, a name
-   * now resolving to another token) into a warning of `terraform plan` and `apply`: Terraform
-   * shows nothing an external program prints when its read succeeds. The plan-time read speaks
-   * at plan and apply; the reads after the writes, at apply, say what differs from it (e.g. a
-   * token of the same name that appeared during a create): each group's read answers for its own
-   * tokens, so their lines are compared with the plan-time read's one by one. No class in cdktf
-   * or cdktn writes check blocks, hence the override.
+   * A `check` block that turns the plan-time read's warnings (several tokens of a managed name, a
+   * name now resolving to another token) into a warning of `terraform plan` and `apply`: Terraform
+   * shows nothing an external program prints when its read succeeds. Only the plan-time read: an
+   * assertion over the reads after the writes is unknown at plan whenever a token is written, and
+   * Terraform warns "Check block assertion known after apply" for it; what a write finds (another
+   * token of the name right after a create) the create half says in the apply's log. No class in
+   * cdktf or cdktn writes check blocks, hence the override.
    */
   private addWarningsCheck(): void {
     const planned = `lookup(${this.resultAddress}, "${INVENTORY_WARNINGS}", "")`;
-    // The groups exist once the tokens are added; cdktf resolves this when it synthesizes.
-    const reads = Lazy.stringValue({
-      produce: () => (this.groups.length === 0 ? "[]" : `concat(${this.groups.map((g) => `data.external.${g.data.friendlyUniqueId}`).join(", ")})`),
-    });
-    const lines = `split("\\n", lookup(r.result, "${INVENTORY_WARNINGS}", ""))`;
-    const news = `distinct(flatten([for r in ${reads} : [for w in ${lines} : w if w != "" && !contains(split("\\n", ${planned}), w)]]))`;
+    // Check blocks came with Terraform 1.5: an older one would stop at "Unsupported block type".
+    requireTerraformVersion(this, "1.5.0");
     TerraformStack.of(this).addOverride("check.gpucloud_api_tokens", {
-      assert: [
-        { condition: `\${${planned} == ""}`, error_message: `\${${planned}}` },
-        { condition: `\${length(${news}) == 0}`, error_message: `\${join("\\n", ${news})}` },
-      ],
+      assert: [{ condition: `\${${planned} == ""}`, error_message: `\${${planned}}` }],
     });
   }
 
@@ -236,8 +231,9 @@ export class TokenInventory extends Construct {
   }
 
   /**
-   * The Terraform expression (text) of a token's attribute: the inventory's value while the token
-   * is in sync (known at plan), else its group's read after the writes. Written once per group,
+   * The Terraform expression (text) of a token's attribute: the inventory's value while the
+   * plan-time read found the token (in sync or updated in place: known at plan), else its group's
+   * read after the writes. Written once per group,
    * in the group's local, rather than once per attribute: Terraform builds a new evaluation
    * context (its whole function table included) for every expression it evaluates, and resolves
    * every reference in it, so one `for` expression per 25 tokens costs less than a conditional
@@ -274,6 +270,8 @@ export class TokenInventory extends Construct {
    * bounds the walk, so the cost per token stays constant.
    */
   private joinGroup(key: string, slot: string): void {
+    // Whether the plan-time read found the token of slot `k` (Terraform text naming the slot): a token in sync always has its id.
+    const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${InventoryResultField.ID}"] != ""`;
     let group = this.groups[this.groups.length - 1];
     if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
       // The run's id lets this read use the session the run's scripts share; it retires nothing.
@@ -284,27 +282,30 @@ export class TokenInventory extends Construct {
       };
       const slots: string[] = [];
       const writes: string[] = [];
-      const inSyncKeys = () => `[${slots.map((k) => `"${inventoryKey(k, InventoryResultField.IN_SYNC)}"`).join(", ")}]`;
       // Terraform refuses a count unknown at plan ("Invalid count argument"). The inventory's result
       // is unknown at plan when its query holds a value only known at apply (a name taken from a
       // resource's attribute): then every group's read after the writes has its one instance.
-      const whileOutOfSync = () => `\${alltrue([for k in ${inSyncKeys()} : ${this.resultAddress}[k] == "true"]) ? 0 : 1}`;
+      // Otherwise it has one only while some token of the group has no id yet (see plannedKnown).
+      const whileIdUnknown = () => `\${alltrue([for k in ${JSON.stringify(slots)} : ${plannedKnown("k")}]) ? 0 : 1}`;
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
         program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
         query: Lazy.anyValue({ produce: () => ({ ...query }) }) as unknown as Record<string, string>,
-        count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileOutOfSync()) })),
+        count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileIdUnknown()) })),
       });
       // Filled as tokens are added; cdktf reads it when it synthesizes.
       data.dependsOn = writes;
-      // In sync: the inventory's result, known at plan time. Being written: this group's read
-      // after the writes; one() of the splat is null while that read has no instance.
-      const observedKey = `"\${k}.${InventoryResultField.IN_SYNC}"`;
+      // In sync, or updated in place (the plan-time read found the token: a description change, a
+      // rename with previousNames, an adopted token's change): the inventory's result, known at
+      // plan time, since an update keeps the token's id and value (the create half refuses to end
+      // on another id, see PLANNED_ID_ENV). Created, or renamed through a hand-off: this group's
+      // read after the writes; one() of the splat is null while that read has no instance. The
+      // reference to that read stays either way: consumers wait for the group's writes.
       const attributes = new TerraformLocal(
         this,
         this.groups.length === 0 ? "attributes" : `attributes-${this.groups.length + 1}`,
         Lazy.stringValue({
           produce: () =>
-            `\${{for k in ${JSON.stringify(slots)} : k => ${this.resultAddress}[${observedKey}] == "true" ? ` +
+            `\${{for k in ${JSON.stringify(slots)} : k => ${plannedKnown("k")} ? ` +
             `${this.resultAddress} : one(data.external.${data.friendlyUniqueId}[*].result)}}`,
         }),
       );
@@ -365,6 +366,8 @@ export class TokenInventory extends Construct {
       groupQuery[inventoryKey(slot, field)] = value;
     };
     ask(InventoryQueryField.KEY, entry.key);
+    // For the read's errors, which name every construct they concern.
+    ask(InventoryQueryField.PATH, terraformLiteral(owner.node.path));
     if (entry.envPrefix !== undefined) ask(InventoryQueryField.ENV_PREFIX, entry.envPrefix);
     ask(InventoryQueryField.NAME, terraformLiteral(entry.name));
     if (entry.description !== undefined) ask(InventoryQueryField.DESCRIPTION, terraformLiteral(entry.description));
@@ -400,6 +403,14 @@ export class TokenInventory extends Construct {
       stdin: Lazy.stringValue({ produce: () => `\${jsonencode({${this.valueQuery.join(", ")}})}` }),
     });
     return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;
+  }
+
+  /**
+   * The Terraform text of the errors of the lookups this read answers ("" when none): with tokens in
+   * the read, they are in its result rather than failing it (see INVENTORY_LOOKUP_ERRORS).
+   */
+  get lookupErrors(): string {
+    return `lookup(${this.resultAddress}, "${INVENTORY_LOOKUP_ERRORS}", "")`;
   }
 
   /** The Terraform address of the inventory's result map (a local value), for expressions written as text. */

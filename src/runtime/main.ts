@@ -18,6 +18,7 @@ import { RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "./protocol
 import { runSessionStore } from "./run-session";
 import { applyToken, errorMessage, releaseToken } from "./token-commands";
 import { tokenInventory } from "./token-inventory";
+import { releaseRoster } from "./token-roster";
 import { tokenValues } from "./token-value";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
@@ -33,6 +34,7 @@ const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<stri
 const PROVISIONER_COMMANDS: Record<string, (ctx: RuntimeContext) => Promise<void>> = {
   [RuntimeCommand.TOKEN_APPLY]: (ctx) => applyToken(ctx),
   [RuntimeCommand.TOKEN_RELEASE]: (ctx) => releaseToken(ctx),
+  [RuntimeCommand.TOKEN_ROSTER_RELEASE]: releaseRoster,
 };
 
 export interface MainIo {

@@ -39,8 +39,14 @@ export const RuntimeCommand = {
   TOKEN_VALUE: "token-value",
   /** local-exec, creation time: adopt, create, rename or update the token. */
   TOKEN_APPLY: "token-apply",
-  /** local-exec, destroy time: hand the token to a replacement, or warn that it stays active. */
+  /** local-exec, destroy time: hand the token to a replacement (an info line; removals are the roster's to report). */
   TOKEN_RELEASE: "token-release",
+  /**
+   * local-exec, destroy time, of the stack's token roster (`terraform_data`): warns about each
+   * token that the stack no longer manages (its ApiToken removed, or the stack destroyed), which
+   * stays active since the API has no delete. See {@link RosterEnv}.
+   */
+  TOKEN_ROSTER_RELEASE: "token-roster-release",
 } as const;
 export type RuntimeCommandName = (typeof RuntimeCommand)[keyof typeof RuntimeCommand];
 
@@ -156,6 +162,14 @@ export const RetireHandoffs = {
  */
 export const INVENTORY_WARNINGS = "warnings";
 
+/**
+ * A result key without a token key: the errors of the lookups the stack's read answers, one line
+ * each, present only when some failed while the read also serves tokens. The read then succeeds,
+ * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
+ * roster fails a full plan with them (a precondition). A read without tokens fails as before.
+ */
+export const INVENTORY_LOOKUP_ERRORS = "lookup_errors";
+
 export const InventoryQueryField = {
   /** The token's construct address; absent means the slot is the address. */
   KEY: "key",
@@ -180,7 +194,7 @@ export const InventoryQueryField = {
    * {@link FlavorResult} or {@link FlavorPreferenceResult}.
    */
   LOOKUP: "lookup",
-  /** A lookup's construct path, for error messages. */
+  /** A lookup's or a token's construct path, for error messages. */
   PATH: "path",
 } as const;
 
@@ -293,6 +307,41 @@ export const TokenTrigger = {
    */
   API_IN_SYNC: "api_in_sync",
 } as const;
+
+/**
+ * Environment of the `token-apply` provisioner beside {@link TokenEnv}: the id the plan-time read
+ * found for the token ("" when there is none, e.g. a create), which consumers of `tokenId` and
+ * `token` were planned with. The create half refuses to write to, or hand over, another token.
+ */
+export const PLANNED_ID_ENV = "GPUCLOUD_TOKEN_PLANNED_ID";
+
+/**
+ * Environment of the roster's destroy-time provisioner ({@link RuntimeCommand.TOKEN_ROSTER_RELEASE}).
+ * A destroy-time provisioner sees only `self`, the roster as the last apply left it, and literal
+ * values of the configuration it runs under, which is the new one: so it compares the two.
+ */
+export const RosterEnv = {
+  /** `jsonencode(self.input)`: construct path → {@link RosterEntry}, as last applied. */
+  WAS: "GPUCLOUD_ROSTER_WAS",
+  /** A literal JSON {@link RosterNow}: the ApiTokens of the configuration being applied. */
+  NOW: "GPUCLOUD_ROSTER_NOW",
+} as const;
+
+/** One token in the roster's `input`, under its construct path. */
+export interface RosterEntry {
+  readonly name: string;
+  readonly id: string;
+  /** The account's variable prefix; absent for the default account. */
+  readonly env_prefix?: string;
+}
+
+/** The roster of the configuration being applied. */
+export interface RosterNow {
+  /** The construct paths of its ApiTokens. */
+  readonly paths: readonly string[];
+  /** Their literal names and previous names: a token under one of them is not removed, only moved. */
+  readonly names: readonly string[];
+}
 
 /** The value of the `api_in_sync` trigger once applied. */
 export const IN_SYNC = "true";

@@ -46,15 +46,9 @@ export function parseLookup(key: string, fields: ReadonlyMap<string, string>): S
   };
 }
 
-/**
- * An error of an account's connection (a missing variable, bad credentials, the API down), with
- * the lookups that read through it: the stack's read is one data source for all of them, so
- * Terraform's own message names none.
- */
-export function withLookupsNamed(err: unknown, lookups: readonly StackLookup[]): unknown {
-  if (lookups.length === 0) return err;
-  const names = lookups.map((l) => `${CONSTRUCT_OF[l.kind]} "${l.path}"`).join(", ");
-  return new Error(`${err instanceof Error ? err.message : String(err)} (read for ${names})`);
+/** A lookup as error messages name it: its construct class and path. */
+export function lookupLabel(lookup: StackLookup): string {
+  return `${CONSTRUCT_OF[lookup.kind]} "${lookup.path}"`;
 }
 
 function filtersOf(lookup: StackLookup): FlavorFilter[] {
@@ -75,8 +69,7 @@ export async function answerLookups(
   result: Record<string, string>,
 ): Promise<string[]> {
   const errors: string[] = [];
-  const fail = (lookup: StackLookup, err: unknown) =>
-    errors.push(`${CONSTRUCT_OF[lookup.kind]} "${lookup.path}": ${err instanceof Error ? err.message : String(err)}`);
+  const fail = (lookup: StackLookup, err: unknown) => errors.push(`${lookupLabel(lookup)}: ${err instanceof Error ? err.message : String(err)}`);
   const asked: Array<{ readonly lookup: StackLookup; readonly filters: FlavorFilter[] }> = [];
   for (const lookup of lookups) {
     try {

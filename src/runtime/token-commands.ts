@@ -15,7 +15,7 @@ import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
 import { newestSince, recordRunWrite, runTokens } from "./run-walk";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
+import { DEFAULT_ENV_PREFIX, PLANNED_ID_ENV, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
 import {
   allTokens,
   duplicatesWarning,
@@ -221,6 +221,7 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
           : tokens.find((t) => t.id === lastApplied.id);
       const previous = handedOver || named || recorded ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
       const target: TokenView | undefined = handedOver ?? named ?? recorded ?? previous;
+      refuseOtherThanPlanned(ctx, scope, name, target);
       // Still under its old name (as the API spells it: a server may have trimmed or lower-cased it).
       const leftBehind = lastApplied
         ? tokens.find((t) => t.id === lastApplied.id && foldTokenName(t.name) === foldTokenName(lastApplied.name))
@@ -283,6 +284,21 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
 }
 
 /**
+ * The plan showed consumers of tokenId and token the id its read found (PLANNED_ID_ENV, "" when it
+ * found none); an apply that would end on another token, or create one, would hand them a stale id.
+ * Checked before any write, so nothing is changed.
+ */
+function refuseOtherThanPlanned(ctx: RuntimeContext, scope: TokenScope, name: string, target: TokenView | undefined): void {
+  const planned = ctx.env[PLANNED_ID_ENV];
+  if (!planned || target?.id === planned) return;
+  const now = target ? `it would now apply API token ${target.id} ("${target.name}")` : `no such token exists any more`;
+  throw new Error(
+    `the plan showed API token id ${planned} for "${name}" (${constructLabel(scope)}), the id its consumers were planned with, ` +
+      `but ${now}: it was revoked, renamed or replaced since the plan. Nothing was changed; run terraform plan again.`,
+  );
+}
+
+/**
  * After a create, one more look: another token of the same name may exist now (a stack of the
  * same name in another folder, a create that committed after its settle window). Only what was
  * created since the list before the create (`listedNewest`, its newest created_at) can be new:
@@ -341,10 +357,10 @@ function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenVi
 /**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
  * does what is right for both: it leaves a hand-off that only a create half of this same run may
- * take, and warns that the token stays active otherwise. (Under create_before_destroy Terraform
- * does not run it at all.) It never fails, whatever the state holds: a destroy must not be
- * blocked by an API that cannot be reached or by triggers of an older version, since it changes
- * nothing on the API.
+ * take, and says so in an info line; the stack's roster warns about tokens that stay active.
+ * (Under create_before_destroy Terraform does not run it at all.) It never fails, whatever the
+ * state holds: a destroy must not be blocked by an API that cannot be reached or by triggers of an
+ * older version, since it changes nothing on the API.
  */
 export async function releaseToken(input: RuntimeContext): Promise<void> {
   let ctx: RuntimeContext;
@@ -406,11 +422,9 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
     api: accountOf(scope, ctx.env),
     releasedAt: new Date().toISOString(),
   });
-  ctx.out.warn(
-    `${which} is no longer managed by this resource and stays ACTIVE: the GPU cloud API has no delete operation. ` +
-      `If this is part of a replacement (rename or description change), the new resource takes it over in this apply; ` +
-      `if you are destroying it, revoke it in the cloud console.`,
-  );
+  // Not a warning: this half cannot tell a replacement from a destroy, and a replacement is the everyday case.
+  // A token that really stays behind (the stack destroyed, the ApiToken removed) is the stack's roster's to report.
+  ctx.out.info(`released ${which} to the resource that replaces this one, if any`);
 }
 
 export function errorMessage(err: unknown): string {

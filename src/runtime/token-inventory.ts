@@ -2,9 +2,12 @@ import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
 import { removeEarlierRunFiles } from "./run-files";
-import { answerLookups, parseLookup, withLookupsNamed, type StackLookup } from "./stack-lookups";
+import { GpuCloudError } from "../client/errors";
+import { LOGIN_OPERATION } from "../client/session";
+import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
 import {
   INVENTORY_AFTER_WRITE,
+  INVENTORY_LOOKUP_ERRORS,
   INVENTORY_RETIRE_HANDOFFS,
   INVENTORY_RUN,
   INVENTORY_WARNINGS,
@@ -39,6 +42,8 @@ export interface ManagedToken {
   readonly baseUrl?: string;
   /** The account's variable prefix; undefined for the default account. */
   readonly envPrefix?: string;
+  /** The construct's path, for messages ("" when the query does not give it). */
+  readonly path: string;
   /** False: the token's value never leaves this process (its `token` field is ""). */
   readonly valueInState: boolean;
 }
@@ -88,12 +93,42 @@ function parseToken(slot: string, entry: ReadonlyMap<string, string>): ManagedTo
     previousNames: previous,
     baseUrl: baseUrl ? baseUrl : undefined,
     envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
+    path: entry.get(InventoryQueryField.PATH) ?? "",
     valueInState: entry.get(InventoryQueryField.VALUE_IN_STATE) !== "false",
   };
 }
 
 function isLookup(entry: ManagedToken | StackLookup): entry is StackLookup {
   return "kind" in entry;
+}
+
+/** A construct as error messages name it. */
+function readerLabel(entry: ManagedToken | StackLookup): string {
+  return isLookup(entry) ? lookupLabel(entry) : `ApiToken "${entry.path || entry.key}"`;
+}
+
+/**
+ * An error of the stack's read, naming the constructs it concerns: the read is one data source
+ * for all of them, so Terraform's own message names none.
+ */
+class ReadError extends Error {
+  constructor(
+    err: unknown,
+    readonly readers: ReadonlyArray<ManagedToken | StackLookup>,
+  ) {
+    super(`${err instanceof Error ? err.message : String(err)} (read for ${readers.map(readerLabel).join(", ")})`);
+  }
+}
+
+/**
+ * Whether an error is the account's rather than one operation's: its configuration, its login, its
+ * credentials, or the connection (the client logs in on the first request, which may be the token
+ * walk's). A list or catalog call that fails or runs out of time after the login is that call's.
+ */
+function isAccountError(err: unknown): boolean {
+  if (err instanceof ConfigError) return true;
+  if (!(err instanceof GpuCloudError)) return false;
+  return err.operation === LOGIN_OPERATION || err.kind === "auth" || err.kind === "network";
 }
 
 /** The tokens a managed name designates (see tokensNamed), looked up once per managed token. */
@@ -120,7 +155,8 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Nam
   const token = matches[0];
   if (!token) {
     const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
-    if (previous) return fields(undefined, false, `rename pending from "${previous.name}" (id ${previous.id})`);
+    // Its id and value, known at plan: the rename keeps both (the create half refuses to end on another id).
+    if (previous) return fields(previous, false, `rename pending from "${previous.name}" (id ${previous.id})`);
     return fields(undefined, false, `no API token is named "${managed.name}"`);
   }
   if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
@@ -160,7 +196,8 @@ function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matc
  * there and reads its flavor catalog once when the stack has lookups there, and returns, for the
  * managed tokens only, their observation and attributes, and each lookup's answer. Other tokens of
  * the account never leave this process. Lookups that fail are reported together, each by its
- * construct's path, after every account was read.
+ * construct's path, after every account was read: as the read's error when it serves no token,
+ * else in the result (INVENTORY_LOOKUP_ERRORS). Every other error names the constructs it concerns.
  */
 export async function tokenInventory(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const run = query[INVENTORY_RUN] || undefined;
@@ -191,24 +228,43 @@ export async function tokenInventory(input: RuntimeContext, query: Record<string
     const { baseUrl, envPrefix } = group[0];
     const groupTokens = group.filter((e): e is ManagedToken => !isLookup(e));
     const groupLookups = group.filter(isLookup);
+    // An account's error concerns every construct reading there; the token walk's own, the tokens; the catalog's, the lookups.
+    const named = (err: unknown, part: ReadonlyArray<ManagedToken | StackLookup>) =>
+      err instanceof ReadError ? err : new ReadError(err, isAccountError(err) ? group : part);
     try {
       await withClient(
         ctx,
         baseUrl,
         async (client) => {
           if (groupTokens.length > 0) {
-            const tokens = await allTokens(client, ctx);
+            let tokens: TokenView[];
+            try {
+              tokens = await allTokens(client, ctx);
+            } catch (err) {
+              throw named(err, groupTokens);
+            }
             for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
           }
-          lookupErrors.push(...(await answerLookups(client, groupLookups, ctx.out, result)));
+          try {
+            lookupErrors.push(...(await answerLookups(client, groupLookups, ctx.out, result)));
+          } catch (err) {
+            throw named(err, groupLookups);
+          }
         },
         envPrefix,
       );
     } catch (err) {
-      throw withLookupsNamed(err, groupLookups);
+      const error = named(err, group);
+      // The lookups' alone (an account only they use, their catalog read): with tokens in this read, theirs to report.
+      if (managed.length > 0 && error.readers.every(isLookup)) lookupErrors.push(error.message);
+      else throw error;
     }
   }
-  if (lookupErrors.length > 0) throw new Error(lookupErrors.join("\n"));
+  if (lookupErrors.length > 0) {
+    // Without tokens, failing the read is the lookups' own error; with tokens, it would stop a plan of tokens too.
+    if (managed.length === 0) throw new Error(lookupErrors.join("\n"));
+    result[INVENTORY_LOOKUP_ERRORS] = lookupErrors.join("\n");
+  }
   result[INVENTORY_WARNINGS] = warnings.join("\n");
   return result;
 }

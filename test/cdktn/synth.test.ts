@@ -42,9 +42,9 @@ function synthCdktn(): Json {
 }
 
 describe("cdktf-gpucloud/cdktn in a cdktn app", () => {
-  test("declares null_resource, data external and both providers, like the cdktf flavour", () => {
+  test("declares null_resource, the token roster's terraform_data, data external and both providers, like the cdktf flavour", () => {
     const json = synthCdktn();
-    expect(Object.keys(json.resource)).toEqual(["null_resource"]);
+    expect(Object.keys(json.resource).sort()).toEqual(["null_resource", "terraform_data"]);
     expect(Object.keys(json.data)).toEqual(["external"]);
     expect(json.provider).toEqual({ external: [{}], null: [{}] });
     expect(json.terraform.required_providers).toEqual({

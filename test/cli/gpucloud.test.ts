@@ -161,6 +161,12 @@ describe("gpucloud CLI", () => {
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain("no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD");
 
+      // No address at all: the CLI names its own option and the variable, not a construct's prop.
+      const noAddress = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_"], { GPUCLOUD_PROD_API_TOKEN: "x" });
+      expect(noAddress.code).toBe(2);
+      expect(noAddress.stderr).toContain("no API address: pass --base-url URL, or set GPUCLOUD_PROD_BASE_URL in the environment");
+      expect(noAddress.stderr).not.toContain("baseUrl prop");
+
       const bad = await run(["flavors", "--env-prefix", "prod"]);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain("--env-prefix: the account's environment prefix must be upper-case letters");

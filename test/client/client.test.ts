@@ -1,4 +1,5 @@
 import * as net from "node:net";
+import type * as http from "node:http";
 import { GpuCloudError, listAllTokens, md5Hex } from "../../src/client";
 import type { GpuCloudClientOptions } from "../../src/client";
 import { startFakeApi } from "./fake-api";
@@ -30,13 +31,32 @@ async function stub(handler: Parameters<typeof startStub>[0]): Promise<Stub> {
 }
 
 /** Waits `ms`, or less if the client goes away (so no timer outlives a test). */
-function pause(ms: number, res: { once(event: "close", fn: () => void): unknown }): Promise<void> {
+function pause(ms: number, res: http.ServerResponse): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    res.once("close", () => {
+    // The listener goes when the timer fires: a loop of pauses on one response must not pile them up.
+    const closed = () => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    const timer = setTimeout(() => {
+      res.off("close", closed);
+      resolve();
+    }, ms);
+    res.once("close", closed);
+  });
+}
+
+/**
+ * Waits until the response drains or closes, removing the other listener: leaving a "close" listener per
+ * write made Node print MaxListenersExceededWarning (11 close listeners on one ServerResponse) in `npm test`.
+ */
+function drainOrClose(res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done).off("close", done);
+      resolve();
+    };
+    res.once("drain", done).once("close", done);
   });
 }
 
@@ -407,7 +427,7 @@ describe("responses", () => {
     const server = await stub(async (_req, res) => {
       res.writeHead(200, { "content-type": "application/json", ...(announced ? { "content-length": String(32 * chunk.length) } : {}) });
       // 32 MiB, in steps that wait for the client: it stops reading at 16.
-      for (let i = 0; i < 32 && !res.destroyed; i++) if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+      for (let i = 0; i < 32 && !res.destroyed; i++) if (!res.write(chunk)) await drainOrClose(res);
       res.end();
     });
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, retry: { maxAttempts: 1 } });

@@ -31,12 +31,25 @@ class UsersLocalProvider extends TerraformProvider {
 }
 
 describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
-  test("by default nothing changes: no value_in_state in the query, no ephemeral block, no local provider, no required_version", () => {
+  test("by default nothing changes: no value_in_state in the query, no ephemeral block, no local provider; Terraform >= 1.5 for the check block", () => {
     const json = synth((stack) => void new ApiToken(stack, "t", { name: "ci" }).token);
     expect(JSON.stringify(json.data.external)).not.toContain("value_in_state");
     expect(json.ephemeral).toBeUndefined();
     expect(json.provider.local).toBeUndefined();
-    expect(json.terraform.required_version).toBeUndefined();
+    expect(json.terraform.required_version).toBe(">= 1.5.0");
+  });
+
+  test.each([
+    ["before", true],
+    ["after", false],
+  ])("the app's own required_version, set %s the constructs, is kept beside the library's", (_when, before) => {
+    const json = synth((stack) => {
+      if (before) stack.addOverride("terraform.required_version", "~> 1.11");
+      void new ApiToken(stack, "t", { name: "ci", valueInState: false }).ephemeralToken;
+      new ApiToken(stack, "u", { name: "cu" });
+      if (!before) stack.addOverride("terraform.required_version", "~> 1.11");
+    });
+    expect(json.terraform.required_version).toBe("~> 1.11, >= 1.10.0");
   });
 
   test("valueInState: false asks both inventory reads to leave the value out", () => {

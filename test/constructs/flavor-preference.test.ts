@@ -47,7 +47,9 @@ describe("FlavorPreference synthesis", () => {
       base_url: "http://127.0.0.1:9999",
     });
     expect(json.provider.external).toBeDefined();
-    expect(json.resource).toBeUndefined();
+    // No resource but the stack's token roster, which has no instance without an ApiToken (see TokenRoster).
+    expect(Object.keys(json.resource)).toEqual(["terraform_data"]);
+    expect(json.resource.terraform_data.gpucloud_token_roster.count).toBe(0);
   });
 
   test("exposes the chosen flavor's attributes, numbers converted", () => {

@@ -49,7 +49,9 @@ describe("Flavors synthesis", () => {
     });
     expect(json.provider.external).toBeDefined();
     expect(json.provider.null).toBeUndefined();
-    expect(json.resource).toBeUndefined();
+    // No resource but the stack's token roster, which has no instance without an ApiToken (see TokenRoster).
+    expect(Object.keys(json.resource)).toEqual(["terraform_data"]);
+    expect(json.resource.terraform_data.gpucloud_token_roster.count).toBe(0);
   });
 
   test("passes the list and minimum filters: JSON arrays and whole numbers as text", () => {

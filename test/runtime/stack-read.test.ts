@@ -84,19 +84,28 @@ describe("the stack's read: tokens and lookups in one process", () => {
     expect(Number(answer(ran.result, "f1").count)).toBeGreaterThan(0);
   });
 
-  test("every failing lookup is named by its construct path; the others are not", async () => {
+  test.each([
+    ["without tokens, as the read's error", false],
+    ["with tokens, in the result: the tokens' read goes on (a plan of tokens with -target)", true],
+  ])("every failing lookup is named by its construct path, the others are not: %s", async (_how, withTokens) => {
     const ran = await run("token-inventory", {
       workspace: "default",
-      "t1.name": "read-ci",
+      ...(withTokens ? { "t1.name": "read-ci", "t1.path": "s/ci" } : {}),
       ...lookup("ok", "flavors", "s/fine", { gpu: "H100" }),
       ...lookup("empty", "flavors", "s/no-h100", { region_id: "canada-central-1", gpu: "H100" }),
       ...lookup("allowed", "flavors", "s/allowed", { region_id: "canada-central-1", gpu: "H100", allow_empty: "true" }),
       ...lookup("nowhere", "flavors", "s/nowhere", { region_id: "nowhere-1" }),
       ...lookup("pick", "flavor-preference", "s/pick", { choice_count: "1", choice0_region_id: "canada-central-1", choice0_gpu: "H100" }),
     });
-    expect(ran.code).toBe(1);
-    const message = ran.stderr.replace(/\s+/g, " ");
-    expect(message).toContain('gpucloud: error: token-inventory: Flavors "s/no-h100": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"');
+    expect(ran.code).toBe(withTokens ? 0 : 1);
+    const message = (withTokens ? ran.result!.lookup_errors : ran.stderr).replace(/\s+/g, " ");
+    expect(message).toContain(`${withTokens ? "" : "gpucloud: error: token-inventory: "}Flavors "s/no-h100": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"`);
+    if (withTokens) {
+      expect(ran.result!["t1.in_sync"]).toBe("true");
+      expect(answer(ran.result, "ok").count).not.toBe("0");
+      // A failing lookup's fields are absent: whatever reads them fails rather than taking an empty value.
+      expect(answer(ran.result, "empty")).toEqual({});
+    }
     expect(message).toContain('Flavors "s/nowhere": no region has id "nowhere-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1');
     expect(message).toContain('FlavorPreference "s/pick": no choice of the preference matches: choice 0 (region id canada-central-1, gpu H100)');
     expect(message).not.toContain("s/fine");
@@ -113,5 +122,45 @@ describe("the stack's read: tokens and lookups in one process", () => {
     expect(ran.code).toBe(1);
     expect(ran.stderr).toMatch(/gpucloud: error: token-inventory: .*(401|invalid username or password).* \(read for Flavors "s\/fine"\)/i);
     expect(ran.stderr).not.toContain("wrong-pw-4711");
+  });
+
+  test("an account's error names every construct reading there, tokens included; another account's lookups alone are theirs", async () => {
+    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+      cwd,
+      // The default account has no password; the PROD account is fine.
+      env: { ...env(), GPUCLOUD_PASSWORD: "" },
+      stdin: JSON.stringify({
+        workspace: "default",
+        "t1.name": "read-ci",
+        "t1.path": "s/ci",
+        "t2.name": "read-other",
+        "t2.path": "s/other",
+        ...lookup("f1", "flavors", "s/gpus", { gpu: "H100" }),
+        ...lookup("f2", "flavors", "s/prod-gpus", { gpu: "H100", env_prefix: "GPUCLOUD_PROD_" }),
+      }),
+    });
+    expect(ran.code).toBe(1);
+    const message = ran.stderr.replace(/\s+/g, " ");
+    expect(message).toContain('GPUCLOUD_USERNAME is set but no password');
+    expect(message).toContain('(read for ApiToken "s/ci", ApiToken "s/other", Flavors "s/gpus")');
+    expect(message).not.toContain("s/prod-gpus");
+  });
+
+  test("the token walk's own error names the tokens, not the lookups", async () => {
+    // A server error sent as HTTP 200 with status false, on the token list only: not retried, not the account's.
+    staging.setFaults({ serverErrorRate: 1, errorsAsHttp200: true, paths: ["/api-tokens"] });
+    try {
+      // A short budget: the list is retried until it runs out.
+      const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+        cwd,
+        env: { ...env(), GPUCLOUD_TIMEOUT_SECONDS: "2" },
+        stdin: JSON.stringify({ workspace: "default", "t1.name": "read-ci", "t1.path": "s/ci", ...lookup("f1", "flavors", "s/gpus", { gpu: "H100" }) }),
+      });
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toContain("list API tokens (GET /api-tokens)");
+      expect(ran.stderr.replace(/\s+/g, " ")).toMatch(/\(read for ApiToken "s\/ci"\)\s*$/);
+    } finally {
+      staging.setFaults({});
+    }
   });
 });

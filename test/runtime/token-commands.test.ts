@@ -216,24 +216,28 @@ describe("token provisioner commands", () => {
       out: createOutput(() => undefined, new Redactor([])),
       env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
     };
-    const query = { "k1.name": "inv-kept", "k1.description": "y", "k2.name": "inv-missing", "k2.previous.0": "inv-kept" };
+    const query = { "k1.name": "inv-kept", "k1.description": "y", "k2.name": "inv-missing", "k2.previous.0": "inv-kept", "k3.name": "inv-gone" };
     const result = await tokenInventory(ctx, query);
     expect(result).toMatchObject({
       "k1.id": kept.id,
       "k1.token": kept.token,
       "k1.in_sync": "false",
       "k1.reason": 'the description of API token "inv-kept" differs',
-      "k2.id": "",
+      // A pending rename keeps the token's id and value, so the plan knows them.
+      "k2.id": kept.id,
+      "k2.token": kept.token,
       "k2.in_sync": "false",
       "k2.reason": `rename pending from "inv-kept" (id ${kept.id})`,
+      "k3.id": "",
+      "k3.reason": 'no API token is named "inv-gone"',
     });
-    expect(Object.keys(result).every((k) => k.startsWith("k1.") || k.startsWith("k2.") || k === "warnings")).toBe(true);
+    expect(Object.keys(result).every((k) => /^k[123]\./.test(k) || k === "warnings")).toBe(true);
     expect(result.warnings).toBe("");
     expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
     // After the writes (or in a refresh-only plan, where this read runs at plan time) a missing token
     // is reported with empty attributes, not an error: a refresh-only plan must show the drift.
     const after = await tokenInventory(ctx, { ...query, after_write: "true" });
-    expect(after).toMatchObject({ "k2.id": "", "k2.created_at": "", "k2.in_sync": "false" });
+    expect(after).toMatchObject({ "k3.id": "", "k3.created_at": "", "k3.in_sync": "false" });
   });
 
   test("two create halves of one folder with the same name (known only at apply) make one token, not two", async () => {

@@ -38,7 +38,7 @@ export async function runExternal(
  * A `local-exec` provisioner. `self` stands in for the resource's attributes, used to resolve
  * `${jsonencode(self.triggers)}`, `${self.triggers.x}` and `${lookup(self.triggers, "x", "")}` in a
  * provisioner's environment (`api_in_sync` reads "true", its value once applied); `workspace` is
- * `terraform.workspace` (default "default").
+ * `terraform.workspace` (default "default"); `planned` is the id the plan-time read found for the token.
  */
 export function runLocalExec(
   stackDir: string,
@@ -46,6 +46,7 @@ export function runLocalExec(
   env: NodeJS.ProcessEnv,
   self?: { triggers: Record<string, string> },
   workspace = "default",
+  planned?: string,
 ): Promise<Ran> {
   const trigger = (key: string, fallback?: string): string => {
     if (self && key in self.triggers) return unescapeTemplate(self.triggers[key].replace("${terraform.workspace}", workspace));
@@ -61,6 +62,8 @@ export function runLocalExec(
       }
       const lookup = /^\$\{lookup\(self\.triggers, "([a-z_]+)", "([^"]*)"\)\}$/.exec(v);
       if (lookup) return [k, trigger(lookup[1], lookup[2])];
+      // The plan-time read's id of the token (GPUCLOUD_TOKEN_PLANNED_ID): from `planned`, else "" (as when the read found none).
+      if (/^\$\{local\.[\w-]+\["t\d+\.id"\]\}$/.test(v)) return [k, planned ?? ""];
       const direct = /^\$\{self\.triggers\.([a-z_]+)\}$/.exec(v);
       if (direct) return [k, trigger(direct[1])];
       return [k, unescapeTemplate(v)];

@@ -1,8 +1,8 @@
 /**
  * A stack deployed by the version before accounts existed (its cdk.tf.json, synthesized by
  * commit 53c314d, is test/terraform/fixtures/pre-accounts.cdk.tf.json) upgrades without a
- * write: synthesized again by this version, the plan has no changes and the apply writes
- * nothing to the API. The fixture was made by the stack below with that commit's lib/
+ * write: synthesized again by this version, the plan changes no sync resource (it only adds the
+ * stack's token roster, a terraform_data) and the apply writes nothing to the API. The fixture was made by the stack below with that commit's lib/
  * (`git archive 53c314d`, tsc + scripts/build.mjs); its first apply runs this version's script,
  * since only the configuration and the state the old version left matter to the plan.
  */
@@ -50,7 +50,7 @@ describeWithTerraform("upgrade of a stack deployed before accounts existed, unde
     if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
   });
 
-  test("the plan after the upgrade has no changes, and its apply writes nothing", async () => {
+  test("the plan after the upgrade changes nothing but adding the stack's token roster, and its apply writes nothing", async () => {
     const stackDir = path.join(outdir, "stacks", "upgrade");
     const old = readFileSync(FIXTURE, "utf8");
     const script = /"\.\/(assets\/gpucloud-runtime\/[0-9A-F]+)\/gpucloud-tf\.js"/.exec(old)![1];
@@ -68,9 +68,15 @@ describeWithTerraform("upgrade of a stack deployed before accounts existed, unde
     expect(readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8")).not.toBe(old); // this version's configuration
     emulator.resetStats();
     const plan = await tf.plan({ detailedExitCode: true });
-    expect(plan.exitCode).toBe(0);
+    // One create: the roster (a terraform_data, no provider) this version adds to every stack with ApiTokens, so that
+    // removing one warns. Every sync resource keeps its address and triggers: no replacement, no write.
+    expect(plan.exitCode).toBe(2);
+    const changed = (plan.plan!.resource_changes ?? []).filter((rc) => rc.change.actions.join() !== "no-op");
+    expect(changed.map((rc) => [rc.address, rc.change.actions])).toEqual([["terraform_data.gpucloud_token_roster[0]", ["create"]]]);
+    expect((plan.plan!.resource_changes ?? []).filter((rc) => rc.type === "null_resource").map((rc) => rc.change.actions)).toEqual([["no-op"], ["no-op"]]);
     await tf.apply({ check: true, planFile: plan.planFile });
     expect(emulator.stats().tokenWrites).toBe(0);
     expect(await tf.output()).toEqual(before);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 });

@@ -1,0 +1,105 @@
+import { DataResource, Lazy, TerraformStack, Token } from "cdktf";
+import { Construct } from "constructs";
+import { RosterEnv, RuntimeCommand, type RosterNow } from "../runtime/protocol";
+import { provisionerCommand } from "./runtime-script";
+import { terraformLiteral } from "./terraform-literal";
+import { isKnown } from "./validation";
+
+const ROSTER_ID = "gpucloud-token-roster";
+
+/** What the roster records of one ApiToken. */
+interface RosterToken {
+  readonly path: string;
+  /** As configured: a literal or a cdktf token. */
+  readonly name: string;
+  readonly idExpression: string;
+  readonly envPrefix?: string;
+  /** Literal name and previous names, for RosterNow.names. */
+  readonly literalNames: readonly string[];
+}
+
+/**
+ * The stack's list of the API tokens it manages, as one `terraform_data` whose destroy-time
+ * provisioner says which tokens stay active when an ApiToken is removed or the stack destroyed.
+ * Terraform runs no destroy-time provisioner of a resource whose block was removed, so a sync
+ * resource cannot say it; the roster's block stays while the stack has any construct of this
+ * library:
+ * - `triggers_replace` = the sorted construct paths of the stack's ApiTokens, so adding or
+ *   removing one replaces the roster (and runs its destroy-time provisioner), and
+ * - `input` = path → name, id (and account): a rename or a new id is a small in-place update.
+ * - `count` = 0 without ApiTokens (a stack of lookups only shows nothing), so removing the last
+ *   ApiToken while a lookup remains still destroys it with its provisioner.
+ */
+export class TokenRoster extends Construct {
+  /** The stack's roster, created on first use (by any construct of the library). */
+  static of(scope: Construct): TokenRoster {
+    const stack = TerraformStack.of(scope);
+    const existing = stack.node.tryFindChild(ROSTER_ID);
+    return existing instanceof TokenRoster ? existing : new TokenRoster(stack, ROSTER_ID);
+  }
+
+  private readonly tokens: RosterToken[] = [];
+  private readonly roster: DataResource;
+
+  private constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const paths = () => this.tokens.map((t) => t.path).sort();
+    const now = (): RosterNow => ({
+      paths: paths(),
+      names: [...new Set(this.tokens.flatMap((t) => t.literalNames))].sort(),
+    });
+    const roster = (this.roster = new DataResource(this, "roster", {
+      count: Token.asNumber(Lazy.numberValue({ produce: () => (this.tokens.length > 0 ? 1 : 0) })),
+      provisioners: [
+        {
+          type: "local-exec",
+          when: "destroy",
+          command: provisionerCommand(this, RuntimeCommand.TOKEN_ROSTER_RELEASE),
+          environment: {
+            [RosterEnv.WAS]: "${jsonencode(self.input)}",
+            // A literal of the configuration being applied (a destroy-time provisioner may refer to nothing else but self).
+            [RosterEnv.NOW]: Lazy.stringValue({ produce: () => terraformLiteral(JSON.stringify(now())) }),
+          },
+        },
+      ],
+    }));
+    // A fixed address a reviewer recognises in a plan: terraform_data.gpucloud_token_roster[0].
+    roster.overrideLogicalId("gpucloud_token_roster");
+    // A list, not the map cdktf's type declares: the plan then shows which paths came or went.
+    roster.addOverride("triggers_replace", Lazy.anyValue({ produce: () => paths().map(terraformLiteral) }));
+    roster.addOverride(
+      "input",
+      Lazy.anyValue({
+        produce: () =>
+          Object.fromEntries(
+            this.tokens.map((t) => [
+              terraformLiteral(t.path),
+              { name: terraformLiteral(t.name), id: `\${${t.idExpression}}`, ...(t.envPrefix !== undefined ? { env_prefix: t.envPrefix } : {}) },
+            ]),
+          ),
+      }),
+    );
+  }
+
+  /**
+   * Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), its id as
+   * Terraform expression text; `lookupErrors`, the Terraform text of the stack read's lookup errors.
+   */
+  add(
+    owner: Construct,
+    token: { name: string; idExpression: string; envPrefix?: string; previousNames: readonly string[]; lookupErrors: string },
+  ): void {
+    if (this.tokens.length === 0) {
+      // With tokens, the stack's read reports a failing lookup in its result instead of failing, so that a
+      // plan of tokens (-target) goes on; a full plan fails here, with the lookups' own message.
+      this.roster.addOverride("lifecycle.precondition", [{ condition: `\${${token.lookupErrors} == ""}`, error_message: `\${${token.lookupErrors}}` }]);
+    }
+    this.tokens.push({
+      path: owner.node.path,
+      name: token.name,
+      idExpression: token.idExpression,
+      envPrefix: token.envPrefix,
+      literalNames: [token.name, ...token.previousNames].filter((n) => isKnown(n)),
+    });
+  }
+}

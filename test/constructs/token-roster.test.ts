@@ -1,0 +1,49 @@
+import { TerraformStack, TerraformVariable, Testing } from "cdktf";
+import { ApiToken, Flavors, GpuCloudAccount } from "../../src";
+
+function synth(build: (stack: TerraformStack) => void): any {
+  const stack = new TerraformStack(Testing.app(), "s");
+  build(stack);
+  return JSON.parse(Testing.synth(stack));
+}
+
+describe("the stack's token roster (synthesis)", () => {
+  test("one terraform_data: replaced when ApiTokens come or go (sorted paths), updated in place for names and ids", () => {
+    const json = synth((stack) => {
+      const prod = new GpuCloudAccount(stack, "prod", { envPrefix: "GPUCLOUD_PROD_" });
+      new ApiToken(stack, "b", { name: "bee", previousNames: ["old-bee"], account: prod });
+      new ApiToken(stack, "a", { name: "a-${x}" });
+      new ApiToken(stack, "c", { name: new TerraformVariable(stack, "n", { type: "string" }).stringValue });
+    });
+    const roster = json.resource.terraform_data.gpucloud_token_roster;
+    expect(roster.count).toBe(1);
+    expect(roster.triggers_replace).toEqual(["s/a", "s/b", "s/c"]);
+    expect(Object.keys(roster.input).sort()).toEqual(["s/a", "s/b", "s/c"]);
+    expect(roster.input["s/b"]).toEqual({ name: "bee", id: expect.stringMatching(/^\$\{local\.gpucloud-token-inventory_attributes_\w+\["t0"\]\["t0\.id"\]\}$/), env_prefix: "GPUCLOUD_PROD_" });
+    // Literal text stays literal; an expression stays an expression.
+    expect(roster.input["s/a"].name).toBe("a-$${x}");
+    expect(roster.input["s/c"].name).toBe("${var.n}");
+    const [provisioner] = roster.provisioner.map((p: any) => p["local-exec"]);
+    expect(provisioner.when).toBe("destroy");
+    expect(provisioner.command).toMatch(/gpucloud-tf\.js token-roster-release$/);
+    expect(provisioner.environment.GPUCLOUD_ROSTER_WAS).toBe("${jsonencode(self.input)}");
+    // The configuration being applied, as a literal: a destroy-time provisioner may refer to nothing but self.
+    expect(JSON.parse(provisioner.environment.GPUCLOUD_ROSTER_NOW.replace(/\$\$\{/g, "${"))).toEqual({
+      paths: ["s/a", "s/b", "s/c"],
+      names: ["a-${x}", "bee", "old-bee"],
+    });
+    // A failing lookup of the stack's read fails a full plan here, not the read (see INVENTORY_LOOKUP_ERRORS).
+    expect(roster.lifecycle.precondition).toEqual([
+      { condition: expect.stringContaining('"lookup_errors", "") == ""}'), error_message: expect.stringMatching(/^\$\{lookup\(local\.\S+, "lookup_errors", ""\)\}$/) },
+    ]);
+    // Nothing secret, and no token value, reaches it.
+    expect(JSON.stringify(roster)).not.toContain(".token\"]");
+  });
+
+  test("a stack of lookups only has the block, without an instance", () => {
+    const json = synth((stack) => void new Flavors(stack, "f", { gpu: "H100" }));
+    const roster = json.resource.terraform_data.gpucloud_token_roster;
+    expect(roster.count).toBe(0);
+    expect(roster.triggers_replace).toEqual([]);
+  });
+});
