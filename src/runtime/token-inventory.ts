@@ -169,11 +169,15 @@ export async function tokenInventory(ctx: RuntimeContext, query: Record<string, 
         ctx,
         baseUrl,
         async (client) => {
-          if (groupTokens.length > 0) {
-            const tokens = await allTokens(client, ctx);
+          // The catalog read runs beside the walk: a plan waits for the longer of the two.
+          const [tokens, errors] = await Promise.all([
+            groupTokens.length > 0 ? allTokens(client, ctx) : undefined,
+            answerLookups(client, groupLookups, ctx.out, result),
+          ]);
+          if (tokens !== undefined) {
             for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
           }
-          lookupErrors.push(...(await answerLookups(client, groupLookups, ctx.out, result)));
+          lookupErrors.push(...errors);
         },
         envPrefix,
       );

@@ -43,8 +43,8 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
     deadline: runDeadline(ctx, config.totalTimeoutMs),
     requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
     connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
-    // The commands await one call at a time (see GpuCloudClientOptions.connections).
-    connections: 1,
+    // A walk fetches up to 8 pages at once (pagination.ts); the catalog read runs beside it.
+    connections: 8,
     logger: (line: string) => ctx.out.info(line),
     },
     openNodeHttpSender,
