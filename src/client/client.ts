@@ -51,6 +51,11 @@ const NEWEST_PAGE_SIZE = 10;
 export interface GpuCloudClientOptions {
   /** Base URL of the API, http or https, e.g. `https://api.example.com/v1` (a trailing slash is ignored). */
   readonly baseUrl: string;
+  /**
+   * Where `baseUrl` came from, named with it when the API cannot be reached (e.g.
+   * `GPUCLOUD_BASE_URL`); never a secret.
+   */
+  readonly baseUrlSource?: string;
   readonly credentials: Credentials;
   /** TCP/TLS connect timeout per attempt (default 10 s). */
   readonly connectTimeoutMs?: number;
@@ -183,6 +188,7 @@ export class ApiClient {
       random: this.random,
       log,
       budgetMs: this.fixedDeadline !== undefined && options.totalTimeoutMs === undefined ? Math.max(0, this.fixedDeadline - this.now()) : this.totalTimeoutMs,
+      target: typeof options.baseUrlSource === "string" && options.baseUrlSource.trim() !== "" ? `${this.baseUrl} (${options.baseUrlSource.trim()})` : this.baseUrl,
     };
   }
 

@@ -19,6 +19,8 @@ export class ConfigError extends Error {
 
 export interface RuntimeConfig {
   readonly baseUrl: string;
+  /** Where the base URL came from and whose account it is, for messages (`GPUCLOUD_BASE_URL, account GPUCLOUD_`). */
+  readonly baseUrlSource: string;
   readonly credentials: Credentials;
   /** Budget of this script run, shared by all its requests, retries and waits included. */
   readonly totalTimeoutMs: number;
@@ -105,9 +107,23 @@ export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string, env
 
   return {
     baseUrl,
+    baseUrlSource: baseUrlSource(nonEmpty(baseUrlOverride) !== undefined, names.BASE_URL, envPrefixOf(envPrefix)),
     totalTimeoutMs: runBudgetMs(env),
     ...credentialsFrom(env, names),
   };
+}
+
+/**
+ * Where the base URL came from, as a user would look for it. The script sees one `base_url` for
+ * a construct's `baseUrl` prop and its account's: an account with a prefix of its own is the
+ * only one that can carry it (a construct with `account` may not have a `baseUrl`); under the
+ * default prefix it may be either.
+ */
+export function baseUrlSource(fromConfiguration: boolean, variable: string, envPrefix: string): string {
+  const account = envPrefix === DEFAULT_ENV_PREFIX ? `the default account, ${DEFAULT_ENV_PREFIX}*` : `account ${envPrefix}*`;
+  if (!fromConfiguration) return `from ${variable}; ${account}`;
+  if (envPrefix !== DEFAULT_ENV_PREFIX) return `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`;
+  return `the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides ${variable}; ${account}`;
 }
 
 function credentialsFrom(env: NodeJS.ProcessEnv, names: AccountEnv): { credentials: Credentials; credentialSource: string } {

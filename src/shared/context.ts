@@ -38,6 +38,7 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
   return new ApiClient(
     {
     baseUrl: config.baseUrl,
+    baseUrlSource: config.baseUrlSource,
     credentials: config.credentials,
     totalTimeoutMs: config.totalTimeoutMs,
     deadline: runDeadline(ctx, config.totalTimeoutMs),

@@ -538,6 +538,47 @@ describe("retries", () => {
     expect(sleeps).toHaveLength(2);
   });
 
+  it("gives up on an API that refuses connections after a few quick retries (unreachableMs), naming the URL and where it came from", async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}`;
+    const { client, sleeps, logs } = makeClient(url, {
+      credentials: { username: "alice", password: "pw-secret-1" },
+      baseUrlSource: "from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_*",
+      totalTimeoutMs: 120_000,
+    });
+    const e = await caught(client.listAllTokens());
+    expect(e.kind).toBe("network");
+    expect(e.code).toBe("ECONNREFUSED");
+    expect(e.retryable).toBe(false);
+    expect(e.message).toMatch(
+      new RegExp(
+        `cannot reach the API at ${url.replace(/[.]/g, "\\.")} \\(from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_\\*\\): ` +
+          `a refused connection \\(ECONNREFUSED\\) on \\d+ attempts`,
+      ),
+    );
+    // A few retries within the 15 s window, not the 120 s budget.
+    expect(sleeps.length).toBeGreaterThanOrEqual(2);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(15_000);
+    expect(logs.filter((l) => l.startsWith("retrying")).length).toBe(sleeps.length);
+    expect(e.message).not.toContain("pw-secret-1");
+  });
+
+  it("gives up on a host name that does not resolve within unreachableMs as well", async () => {
+    const { client, sleeps } = makeClient("http://gpucloud-test.invalid", { credentials: { apiToken: "test-api-token" }, retry: { unreachableMs: 2000 } });
+    const e = await caught(client.listFlavors());
+    expect(["ENOTFOUND", "EAI_AGAIN"]).toContain(e.code);
+    expect(e.message).toMatch(/cannot reach the API at http:\/\/gpucloud-test\.invalid: an? (unknown host name|failed host name look-up)/);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2000);
+  });
+
+  it("limits only failures to reach the API: a server that answers 503 is retried as before", async () => {
+    let n = 0;
+    const server = await stub((_req, res) => (++n <= 3 ? fail(res, 503, "unavailable") : ok(res, [])));
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, retry: { unreachableMs: 0 } });
+    await client.listFlavors();
+    expect(n).toBe(4);
+  });
+
   it("gives a connect that never completes (a TLS handshake left unanswered) the connect timeout: kind timeout, not sent", async () => {
     // Accepts TCP connections and says nothing, so the TLS handshake of an https: URL never ends.
     const sockets: net.Socket[] = [];
