@@ -56,6 +56,11 @@ export interface GpuCloudClientOptions {
    * `GPUCLOUD_BASE_URL`); never a secret.
    */
   readonly baseUrlSource?: string;
+  /**
+   * Added to the message of a request that gives up while the API throttles it (HTTP 429): what
+   * the user can change, e.g. a larger time budget or a credential that needs no login.
+   */
+  readonly rateLimitAdvice?: string;
   readonly credentials: Credentials;
   /** TCP/TLS connect timeout per attempt (default 10 s). */
   readonly connectTimeoutMs?: number;
@@ -188,6 +193,7 @@ export class ApiClient {
       random: this.random,
       log,
       budgetMs: this.fixedDeadline !== undefined && options.totalTimeoutMs === undefined ? Math.max(0, this.fixedDeadline - this.now()) : this.totalTimeoutMs,
+      rateLimitAdvice: typeof options.rateLimitAdvice === "string" && options.rateLimitAdvice.trim() !== "" ? options.rateLimitAdvice.trim() : undefined,
       target: typeof options.baseUrlSource === "string" && options.baseUrlSource.trim() !== "" ? `${this.baseUrl} (${options.baseUrlSource.trim()})` : this.baseUrl,
     };
   }

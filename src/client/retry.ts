@@ -133,6 +133,8 @@ export interface RetryEnvironment {
    * (`http://api.example.com, from GPUCLOUD_BASE_URL`).
    */
   readonly target?: string;
+  /** Said when a request gives up while the server throttles it (HTTP 429): what the user can change. */
+  readonly rateLimitAdvice?: string;
 }
 
 export interface RetryRequest {
@@ -153,6 +155,10 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
   const max = env.policy.maxAttempts;
   /** When the current run of failures to reach the API began (undefined: the last failure was another). */
   let unreachableSince: number | undefined;
+  let throttled = false;
+  /** The advice for a request that gives up while throttled, after its message. */
+  const advice = (throttledNow: boolean): string =>
+    throttledNow && env.rateLimitAdvice !== undefined ? `. The API kept answering 429 (rate limited): ${env.rateLimitAdvice}` : "";
   for (let n = 1; ; n++) {
     let err: GpuCloudError;
     try {
@@ -166,14 +172,15 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
     const lastError = own ? err.detail : err.message;
     if (err.code === DEADLINE_CODE && own) {
       const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
-      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})`, attempts: n > 1 ? n - 1 : undefined });
+      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})${advice(throttled)}`, attempts: n > 1 ? n - 1 : undefined });
     }
     if (!err.retryable || (request.mayRetry !== undefined && !request.mayRetry(err))) {
       throw n > 1 ? err.with({ attempts: n }) : err;
     }
     if (n >= max) {
-      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})`, attempts: n });
+      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(err.kind === "rate-limited")}`, attempts: n });
     }
+    throttled = err.kind === "rate-limited";
     const delay = err.retryAfterMs ?? backoffDelayMs(n, env.policy, env.random);
     if (isUnreachable(err)) {
       unreachableSince ??= env.now();
@@ -200,7 +207,8 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
         retryable: false,
         detail:
           `gave up after ${formatSeconds(elapsed)} and ${n} attempt${n === 1 ? "" : "s"}: ` +
-          `the time budget of ${formatSeconds(env.budgetMs)} leaves no room for another attempt${asked}; last error: ${lastError}`,
+          `the time budget of ${formatSeconds(env.budgetMs)} leaves no room for another attempt${asked}; last error: ${lastError}` +
+          advice(err.kind === "rate-limited"),
         attempts: n,
       });
     }

@@ -26,6 +26,8 @@ export interface RuntimeConfig {
   readonly totalTimeoutMs: number;
   /** How the credentials were given, for the log (never the values). */
   readonly credentialSource: string;
+  /** What to change when the API keeps throttling (HTTP 429): the budget, and an API token instead of a password. */
+  readonly rateLimitAdvice: string;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -105,11 +107,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string, env
     throw new ConfigError(`${names.BASE_URL} must be an http:// or https:// URL`);
   }
 
+  const totalTimeoutMs = runBudgetMs(env);
+  const credentials = credentialsFrom(env, names);
   return {
     baseUrl,
     baseUrlSource: baseUrlSource(nonEmpty(baseUrlOverride) !== undefined, names.BASE_URL, envPrefixOf(envPrefix)),
-    totalTimeoutMs: runBudgetMs(env),
-    ...credentialsFrom(env, names),
+    totalTimeoutMs,
+    ...credentials,
+    rateLimitAdvice: rateLimitAdvice(totalTimeoutMs, "apiToken" in credentials.credentials, names),
   };
 }
 
@@ -124,6 +129,16 @@ export function baseUrlSource(fromConfiguration: boolean, variable: string, envP
   if (!fromConfiguration) return `from ${variable}; ${account}`;
   if (envPrefix !== DEFAULT_ENV_PREFIX) return `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`;
   return `the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides ${variable}; ${account}`;
+}
+
+/** What a user can change when the API keeps throttling a run. */
+function rateLimitAdvice(budgetMs: number, apiToken: boolean, names: AccountEnv): string {
+  const budget = `to wait longer, raise ${CredentialEnv.TIMEOUT_SECONDS} (now ${Math.round(budgetMs / 1000)} s)`;
+  if (apiToken) return budget;
+  return (
+    `${budget}; and set ${names.API_TOKEN} instead of ${names.USERNAME} and a password: an API token needs no login, ` +
+    `and APIs limit logins far more tightly than other requests`
+  );
 }
 
 function credentialsFrom(env: NodeJS.ProcessEnv, names: AccountEnv): { credentials: Credentials; credentialSource: string } {

@@ -39,6 +39,7 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
     {
     baseUrl: config.baseUrl,
     baseUrlSource: config.baseUrlSource,
+    rateLimitAdvice: config.rateLimitAdvice,
     credentials: config.credentials,
     totalTimeoutMs: config.totalTimeoutMs,
     deadline: runDeadline(ctx, config.totalTimeoutMs),

@@ -579,6 +579,16 @@ describe("retries", () => {
     expect(n).toBe(4);
   });
 
+  it("a request that gives up while throttled (429) says so, with the rateLimitAdvice; other failures do not", async () => {
+    const server = await stub((_req, res) => sendJson(res, 429, { status: false, message: "at most 20 requests per second", data: null }, { "retry-after": "1" }));
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, totalTimeoutMs: 3500, rateLimitAdvice: "raise THE_BUDGET" });
+    const e = await caught(client.listFlavors());
+    expect(e.message).toMatch(/last error: HTTP 429 from GET \/flavors: at most 20 requests per second\. The API kept answering 429 \(rate limited\): raise THE_BUDGET$/);
+    const down = await stub((_req, res) => fail(res, 503, "unavailable"));
+    const other = makeClient(down.url, { credentials: { apiToken: "test-api-token" }, totalTimeoutMs: 3500, rateLimitAdvice: "raise THE_BUDGET" });
+    expect((await caught(other.client.listFlavors())).message).not.toContain("THE_BUDGET");
+  });
+
   it("gives a connect that never completes (a TLS handshake left unanswered) the connect timeout: kind timeout, not sent", async () => {
     // Accepts TCP connections and says nothing, so the TLS handshake of an https: URL never ends.
     const sockets: net.Socket[] = [];
