@@ -26,8 +26,8 @@ import {
   updateTokenCall,
 } from "./operations";
 import type { TokenInput } from "./operations";
-import { ListingPlan, walkAllTokens } from "./pagination";
-import type { ListAllTokensOptions, ListTokensParams } from "./pagination";
+import { ListingPlan, walkAllTokens, walkTokensSince } from "./pagination";
+import type { ListAllTokensOptions, ListTokensParams, TokensSinceOptions, WalkEnvironment } from "./pagination";
 import { Redactor } from "./redact";
 import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retryUntilDeadline } from "./retry";
 import type { ResolvedRetryPolicy, RetryEnvironment, RetryPolicy } from "./retry";
@@ -248,6 +248,15 @@ export class ApiClient {
   }
 
   /**
+   * Every token created at or after `since` (a `created_at`), newest first, from the front of the
+   * list sorted by creation time descending: a few requests instead of a walk (see
+   * pagination.ts, walkTokensSince). Undefined when the server does not sort so.
+   */
+  async listTokensSince(since: number, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
+    return walkTokensSince(this.walkEnvironment(this.startDeadline(LIST_TOKENS)), since, options);
+  }
+
+  /**
    * POST /api-tokens, never duplicated by a retry: after a failure whose outcome is unknown,
    * the client looks for the token over a settle window before posting again (see
    * ambiguous-create.ts). Callers create only when no token of that name exists.
@@ -306,20 +315,21 @@ export class ApiClient {
   }
 
   private walk(deadline: number, options: ListAllTokensOptions): Promise<ApiToken[]> {
-    return walkAllTokens(
-      {
-        fetchPage: (params) => this.send(listTokensCall(params), deadline),
-        plan: this.listing,
-        log: (line) => this.log(line),
-        pauseBeforeWalk: async (walk) => {
-          const delay = backoffDelayMs(walk - 1, this.retry, this.random);
-          if (this.now() + delay + MIN_ATTEMPT_MS > deadline) return false;
-          await this.sleepFn(delay);
-          return true;
-        },
+    return walkAllTokens(this.walkEnvironment(deadline), options);
+  }
+
+  private walkEnvironment(deadline: number): WalkEnvironment {
+    return {
+      fetchPage: (params) => this.send(listTokensCall(params), deadline),
+      plan: this.listing,
+      log: (line) => this.log(line),
+      pauseBeforeWalk: async (walk) => {
+        const delay = backoffDelayMs(walk - 1, this.retry, this.random);
+        if (this.now() + delay + MIN_ATTEMPT_MS > deadline) return false;
+        await this.sleepFn(delay);
+        return true;
       },
-      options,
-    );
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { GpuCloudError, listAllTokens } from "../../src/client";
+import { GpuCloudError, listAllTokens, listTokensSince } from "../../src/client";
 import type { ApiToken, ListTokensParams, TokenList } from "../../src/client";
 
 function tokens(n: number, prefix = "t"): ApiToken[] {
@@ -304,5 +304,59 @@ describe("listAllTokens in parallel", () => {
 
   it("validates concurrency", async () => {
     await expect(listAllTokens(source([]), { concurrency: 0 })).rejects.toThrow(/concurrency must be a positive integer/);
+  });
+});
+
+describe("listTokensSince: the newest tokens, from the front of the list sorted by created_at desc", () => {
+  /** A source over `all` (ascending creation order) that sorts as asked; `ignoreSort` answers in ascending order whatever is asked. */
+  function sorting(all: ApiToken[], opts: { ignoreSort?: boolean; before?: (call: number) => void } = {}) {
+    const calls: ListTokensParams[] = [];
+    return {
+      calls,
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        calls.push(p);
+        opts.before?.(calls.length);
+        const ordered = p.sortOrder === "desc" && !opts.ignoreSort ? [...all].reverse() : all;
+        const offset = p.offset ?? 0;
+        return { tokens: ordered.slice(offset, offset + (p.limit ?? 10)), total: all.length };
+      },
+    };
+  }
+
+  it("reads only the pages down to `since`, newest first, overlapping by one", async () => {
+    const all = tokens(1000);
+    const s = sorting(all);
+    const newest = await listTokensSince(s, all[975]!.created_at, { pageSize: 10 });
+    expect(newest?.map((t) => t.id)).toEqual(all.slice(975).reverse().map((t) => t.id));
+    expect(s.calls).toEqual([0, 9, 18].map((offset) => ({ limit: 10, offset, sortField: "created_at", sortOrder: "desc" })));
+  });
+
+  it("is one request when the first page reaches an older token, and empty when nothing is newer", async () => {
+    const all = tokens(300);
+    const s = sorting(all);
+    expect(await listTokensSince(s, all[299]!.created_at + 1)).toEqual([]);
+    expect((await listTokensSince(s, all[250]!.created_at))?.length).toBe(50);
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it("reads again when a newer token is deleted between two pages (the list shifted towards the front)", async () => {
+    const all = tokens(100);
+    const s = sorting(all, { before: (call) => (call === 2 ? void all.splice(95, 1) : undefined) });
+    const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
+    expect(newest?.map((t) => t.id)).toEqual(all.slice(70).reverse().map((t) => t.id));
+    expect(newest).toHaveLength(29);
+    expect(s.calls.filter((c) => c.offset === 0)).toHaveLength(2);
+  });
+
+  it("reads each older token once more, never skips one, when a token is created between two pages", async () => {
+    const all = tokens(100);
+    const s = sorting(all, { before: (call) => (call === 2 ? void all.push({ ...tokens(1, "new")[0]!, created_at: 9000 }) : undefined) });
+    const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
+    expect(newest?.map((t) => t.id)).toEqual(all.slice(70, 100).reverse().map((t) => t.id));
+    expect(s.calls.filter((c) => c.offset === 0)).toHaveLength(1);
+  });
+
+  it("is undefined when the server does not sort by created_at desc (only a full walk can tell then)", async () => {
+    expect(await listTokensSince(sorting(tokens(50), { ignoreSort: true }), 1020)).toBeUndefined();
   });
 });
