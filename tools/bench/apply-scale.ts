@@ -6,6 +6,7 @@
  *   npm run bench:apply                                   # latency 0 and 50 ms, 1,000 other tokens
  *   npm run bench:apply -- --latency=50 --runs=3 --node=<node 22+ binary>
  *   npm run bench:apply -- --rate-limited                 # also: a first apply against 20 requests/s, 10 logins/min
+ *   npm run bench:apply -- --plans-only --runs=7          # the steady plan only
  *
  * Scenarios, each at every `--latency` (the emulator waits that long before handling each request):
  *
@@ -23,7 +24,9 @@
  * Each run starts from a fresh emulator and fresh state; library and floor alternate.
  *
  * Printed per scenario: requests, logins and token-list calls the library made (from the
- * emulator's counters), wall time of both (medians over `--runs`) and their ratio.
+ * emulator's counters), wall time of both (medians over `--runs`) and their ratio; for the steady
+ * plan also the round trips waited for in sequence, against the floor and against the same plan
+ * at 0 ms (which leaves out the CPU time a loaded machine inflates).
  *
  * The library is reached through its package name (the built lib/ of the checkout this runs in);
  * the emulator is bundled into this file, so one build of the bench measures any version of the
@@ -193,6 +196,8 @@ async function main(): Promise<void> {
       new TerraformRunner(dir, { doubles, env: { ...baseEnv, GPUCLOUD_BASE_URL: emulator.url }, timeoutMs: 900_000 });
     for (const dir of [planLib, applyLib, planFloor, applyFloor]) await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
 
+    /** The steady plan's median wall time at each latency. */
+    const steadyPlan = new Map<number, number>();
     for (const latencyMs of latencies) {
       const setting: Setting = { latencyMs, others, maxPageSize };
 
@@ -221,11 +226,13 @@ async function main(): Promise<void> {
             floorMs.push(f.durationMs);
           }
           printRow({ what: `steady plan, ${planTokens} tokens + 1 lookup`, latencyMs, cost: cost!, library: libMs, floor: floorMs });
+          steadyPlan.set(latencyMs, median(libMs));
         } finally {
           await emulator.close();
         }
       }
 
+      if (flag("plans-only")) continue;
       // The first apply and the update of every description, from fresh state each run.
       const first: { lib: number[]; floor: number[]; cost?: Cost } = { lib: [], floor: [] };
       const update: { lib: number[]; floor: number[]; cost?: Cost } = { lib: [], floor: [] };
@@ -260,6 +267,16 @@ async function main(): Promise<void> {
       }
       printRow({ what: `first apply, ${n} tokens`, latencyMs, cost: first.cost!, library: first.lib, floor: first.floor });
       printRow({ what: `every description of the ${n} changed`, latencyMs, cost: update.cost!, library: update.lib, floor: update.floor });
+    }
+
+    // The same plan at 0 ms and at a latency differ by the round trips it waits for one after
+    // another; unlike the difference to the floor, this leaves out the library's own CPU time,
+    // which a loaded machine inflates.
+    const atZero = steadyPlan.get(0);
+    for (const [latencyMs, ms] of steadyPlan) {
+      if (latencyMs > 0 && atZero !== undefined) {
+        console.log(`\nsteady plan: (library at ${latencyMs} ms - library at 0 ms) / ${latencyMs} ms = ${((ms - atZero) / latencyMs).toFixed(1)} round trips waited for in sequence`);
+      }
     }
 
     if (flag("rate-limited")) {
