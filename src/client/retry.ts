@@ -135,6 +135,8 @@ export interface RetryEnvironment {
   readonly target?: string;
   /** Said when a request gives up while the server throttles it (HTTP 429): what the user can change. */
   readonly rateLimitAdvice?: string;
+  /** Told of every attempt the server throttled (HTTP 429, or status false saying so). */
+  readonly onThrottled?: () => void;
 }
 
 export interface RetryRequest {
@@ -181,6 +183,7 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
       throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(err.kind === "rate-limited")}`, attempts: n });
     }
     throttled = err.kind === "rate-limited";
+    if (throttled) env.onThrottled?.();
     const delay = err.retryAfterMs ?? backoffDelayMs(n, env.policy, env.random);
     if (isUnreachable(err)) {
       unreachableSince ??= env.now();

@@ -915,6 +915,33 @@ describe("pagination over HTTP", () => {
     expect(server.requests.every((r) => r.query.get("sortField") === "created_at" && r.query.get("sortOrder") === "asc")).toBe(true);
   });
 
+  it("fetches pages side by side, and one at a time once the server has throttled a request", async () => {
+    const all = Array.from({ length: 300 }, (_, i) => ({ id: `id-${i}`, name: `n${i}`, token: `value-${i}-xyz`, created_at: i }));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let throttle = false;
+    const server = await stub(async (req, res) => {
+      if (throttle && Number(req.query.get("offset")) === 0) {
+        throttle = false;
+        return fail(res, 429, "rate limit exceeded: at most 20 requests per second", { "retry-after": "0" });
+      }
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await pause(20, res);
+      inFlight--;
+      const offset = Number(req.query.get("offset"));
+      ok(res, all.slice(offset, offset + Math.min(Number(req.query.get("limit")), 20)), { total: all.length });
+    });
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
+    expect(await listAllTokens(client)).toHaveLength(300);
+    expect(maxInFlight).toBeGreaterThan(1);
+    expect(maxInFlight).toBeLessThanOrEqual(8);
+    throttle = true;
+    maxInFlight = 0;
+    expect(await listAllTokens(client)).toHaveLength(300);
+    expect(maxInFlight).toBe(1);
+  });
+
   it("drops sortField/sortOrder when refused (400 or status false), says so once, and keeps it dropped", async () => {
     for (const refuse of [(res: Parameters<typeof fail>[0]) => fail(res, 400, "unknown parameter sortField"),
       (res: Parameters<typeof fail>[0]) => sendJson(res, 200, { status: false, message: "unknown parameter sortField", data: null })]) {
