@@ -130,7 +130,7 @@ export interface RetryEnvironment {
   readonly budgetMs: number;
   /**
    * The API's address and where it came from, for the message of an API that cannot be reached
-   * (`http://api.example.com, from GPUCLOUD_BASE_URL`).
+   * (`http://api.example.com (from GPUCLOUD_BASE_URL; ...)`).
    */
   readonly target?: string;
   /** Said when a request gives up while the server throttles it (HTTP 429): what the user can change. */
@@ -176,14 +176,14 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
       const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
       throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})${advice(throttled)}`, attempts: n > 1 ? n - 1 : undefined });
     }
+    throttled = err.kind === "rate-limited";
+    if (throttled) env.onThrottled?.();
     if (!err.retryable || (request.mayRetry !== undefined && !request.mayRetry(err))) {
       throw n > 1 ? err.with({ attempts: n }) : err;
     }
     if (n >= max) {
-      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(err.kind === "rate-limited")}`, attempts: n });
+      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(throttled)}`, attempts: n });
     }
-    throttled = err.kind === "rate-limited";
-    if (throttled) env.onThrottled?.();
     const delay = err.retryAfterMs ?? backoffDelayMs(n, env.policy, env.random);
     if (isUnreachable(err)) {
       unreachableSince ??= env.now();
@@ -211,7 +211,7 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
         detail:
           `gave up after ${formatSeconds(elapsed)} and ${n} attempt${n === 1 ? "" : "s"}: ` +
           `the time budget of ${formatSeconds(env.budgetMs)} leaves no room for another attempt${asked}; last error: ${lastError}` +
-          advice(err.kind === "rate-limited"),
+          advice(throttled),
         attempts: n,
       });
     }
