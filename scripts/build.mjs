@@ -69,6 +69,7 @@ const tools = [
   ["tools/bench/script-cost.ts", "build/tools/script-cost.js"],
   ["tools/bench/plan-ratio.ts", "build/tools/bench/plan-ratio.js"],
   ["tools/bench/plan-cost.ts", "build/tools/bench/plan-cost.js"],
+  ["tools/bench/apply-scale.ts", "build/tools/bench/apply-scale.js"],
   ["tools/bench/client-faults.ts", "build/tools/bench/client-faults.js"],
   ["tools/bench/fault-matrix.ts", "build/tools/bench/fault-matrix.js"],
   ["tools/bench/terraform-profile.ts", "build/tools/bench/terraform-profile.js"],

@@ -26,8 +26,8 @@ import {
   updateTokenCall,
 } from "./operations";
 import type { TokenInput } from "./operations";
-import { ListingPlan, walkAllTokens } from "./pagination";
-import type { ListAllTokensOptions, ListTokensParams } from "./pagination";
+import { ListingPlan, walkAllTokens, walkTokensSince } from "./pagination";
+import type { ListAllTokensOptions, ListTokensParams, TokensSinceOptions, WalkEnvironment } from "./pagination";
 import { Redactor } from "./redact";
 import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retryUntilDeadline } from "./retry";
 import type { ResolvedRetryPolicy, RetryEnvironment, RetryPolicy } from "./retry";
@@ -45,12 +45,27 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 120_000;
 export const DEFAULT_USER_AGENT = "cdktf-gpucloud-client";
+/**
+ * After a request is throttled (429), walks fetch one page at a time for this long: concurrent
+ * pages against a server that counts requests per second would make its next refusals.
+ */
+const THROTTLED_SERIAL_MS = 60_000;
 /** Items on the newest page read when looking for a token after an ambiguous create. */
 const NEWEST_PAGE_SIZE = 10;
 
 export interface GpuCloudClientOptions {
   /** Base URL of the API, http or https, e.g. `https://api.example.com/v1` (a trailing slash is ignored). */
   readonly baseUrl: string;
+  /**
+   * Where `baseUrl` came from, named with it when the API cannot be reached (e.g.
+   * `GPUCLOUD_BASE_URL`); never a secret.
+   */
+  readonly baseUrlSource?: string;
+  /**
+   * Added to the message of a request that gives up while the API throttles it (HTTP 429): what
+   * the user can change, e.g. a larger time budget or a credential that needs no login.
+   */
+  readonly rateLimitAdvice?: string;
   readonly credentials: Credentials;
   /** TCP/TLS connect timeout per attempt (default 10 s). */
   readonly connectTimeoutMs?: number;
@@ -132,6 +147,8 @@ export class ApiClient {
   private readonly session: SessionManager;
   private readonly listing = new ListingPlan();
   private readonly retryEnv: RetryEnvironment;
+  /** Until when (on `now`) walks fetch one page at a time: the server throttled a request lately. */
+  private throttledUntil = Number.NEGATIVE_INFINITY;
 
   constructor(options: GpuCloudClientOptions, openSender: OpenHttpSender) {
     const fail = (detail: string): never => {
@@ -189,6 +206,11 @@ export class ApiClient {
       random: this.random,
       log,
       budgetMs: this.fixedDeadline !== undefined && options.totalTimeoutMs === undefined ? Math.max(0, this.fixedDeadline - this.now()) : this.totalTimeoutMs,
+      onThrottled: () => {
+        this.throttledUntil = this.now() + THROTTLED_SERIAL_MS;
+      },
+      rateLimitAdvice: typeof options.rateLimitAdvice === "string" && options.rateLimitAdvice.trim() !== "" ? options.rateLimitAdvice.trim() : undefined,
+      target: typeof options.baseUrlSource === "string" && options.baseUrlSource.trim() !== "" ? `${this.baseUrl} (${options.baseUrlSource.trim()})` : this.baseUrl,
     };
   }
 
@@ -239,6 +261,15 @@ export class ApiClient {
    */
   async listAllTokens(options: ListAllTokensOptions = {}): Promise<ApiToken[]> {
     return this.walk(this.startDeadline(LIST_TOKENS), options);
+  }
+
+  /**
+   * Every token created at or after `since` (a `created_at`), newest first, from the front of the
+   * list sorted by creation time descending: a few requests instead of a walk (see
+   * pagination.ts, walkTokensSince). Undefined when the server does not sort so.
+   */
+  async listTokensSince(since: number, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
+    return walkTokensSince(this.walkEnvironment(this.startDeadline(LIST_TOKENS)), since, options);
   }
 
   /**
@@ -300,20 +331,22 @@ export class ApiClient {
   }
 
   private walk(deadline: number, options: ListAllTokensOptions): Promise<ApiToken[]> {
-    return walkAllTokens(
-      {
-        fetchPage: (params) => this.send(listTokensCall(params), deadline),
-        plan: this.listing,
-        log: (line) => this.log(line),
-        pauseBeforeWalk: async (walk) => {
-          const delay = backoffDelayMs(walk - 1, this.retry, this.random);
-          if (this.now() + delay + MIN_ATTEMPT_MS > deadline) return false;
-          await this.sleepFn(delay);
-          return true;
-        },
+    return walkAllTokens(this.walkEnvironment(deadline), options);
+  }
+
+  private walkEnvironment(deadline: number): WalkEnvironment {
+    return {
+      fetchPage: (params) => this.send(listTokensCall(params), deadline),
+      plan: this.listing,
+      log: (line) => this.log(line),
+      maxInFlight: () => (this.now() < this.throttledUntil ? 1 : Number.POSITIVE_INFINITY),
+      pauseBeforeWalk: async (walk) => {
+        const delay = backoffDelayMs(walk - 1, this.retry, this.random);
+        if (this.now() + delay + MIN_ATTEMPT_MS > deadline) return false;
+        await this.sleepFn(delay);
+        return true;
       },
-      options,
-    );
+    };
   }
 
   /**

@@ -20,6 +20,13 @@ export interface RetryPolicy {
   readonly baseDelayMs?: number;
   /** Upper bound of any backoff before jitter, in ms (default 8000). */
   readonly maxDelayMs?: number;
+  /**
+   * How long a request keeps retrying an API it cannot reach at all (a refused connection, a
+   * host name that does not resolve, no route to the host), in ms from the first such failure
+   * (default 15 000). Usually a wrong address: a few quick retries ride out a restarting server,
+   * where the whole time budget would only delay the message.
+   */
+  readonly unreachableMs?: number;
 }
 
 export interface ResolvedRetryPolicy {
@@ -27,13 +34,34 @@ export interface ResolvedRetryPolicy {
   readonly maxAttempts: number;
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
+  readonly unreachableMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = {
   maxAttempts: Number.POSITIVE_INFINITY,
   baseDelayMs: 250,
   maxDelayMs: 8000,
+  unreachableMs: 15_000,
 };
+
+/**
+ * Network error codes of a request that never reached a server: nothing answers at the address,
+ * or the address does not lead anywhere. Retried for {@link RetryPolicy.unreachableMs} only.
+ */
+export const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+]);
+
+/** True for a failure to reach the API at all (see {@link UNREACHABLE_CODES}). */
+export function isUnreachable(err: GpuCloudError): boolean {
+  return err.httpStatus === undefined && err.code !== undefined && UNREACHABLE_CODES.has(err.code);
+}
 
 /** No attempt is started with less time than this left before the deadline. */
 export const MIN_ATTEMPT_MS = 50;
@@ -46,6 +74,7 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined): ResolvedRet
   const maxAttempts = policy?.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts;
   const baseDelayMs = policy?.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs;
   const maxDelayMs = policy?.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs;
+  const unreachableMs = policy?.unreachableMs ?? DEFAULT_RETRY_POLICY.unreachableMs;
   if (maxAttempts !== Number.POSITIVE_INFINITY && (!Number.isInteger(maxAttempts) || maxAttempts < 1)) {
     return "retry.maxAttempts must be a positive integer (or left out: the deadline bounds retries)";
   }
@@ -53,7 +82,8 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined): ResolvedRet
   if (!(maxDelayMs >= baseDelayMs) || !(maxDelayMs <= MAX_TIMER_MS)) {
     return `retry.maxDelayMs must be a number from retry.baseDelayMs to ${MAX_TIMER_MS}`;
   }
-  return { maxAttempts, baseDelayMs, maxDelayMs };
+  if (!(unreachableMs >= 0) || !(unreachableMs <= MAX_TIMER_MS)) return `retry.unreachableMs must be a number from 0 to ${MAX_TIMER_MS}`;
+  return { maxAttempts, baseDelayMs, maxDelayMs, unreachableMs };
 }
 
 /**
@@ -98,6 +128,15 @@ export interface RetryEnvironment {
   readonly log: (line: string) => void;
   /** The whole budget, for messages (`the time budget of 120s`). */
   readonly budgetMs: number;
+  /**
+   * The API's address and where it came from, for the message of an API that cannot be reached
+   * (`http://api.example.com (from GPUCLOUD_BASE_URL; ...)`).
+   */
+  readonly target?: string;
+  /** Said when a request gives up while the server throttles it (HTTP 429): what the user can change. */
+  readonly rateLimitAdvice?: string;
+  /** Told of every attempt the server throttled (HTTP 429, or status false saying so). */
+  readonly onThrottled?: () => void;
 }
 
 export interface RetryRequest {
@@ -116,6 +155,12 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
   const { operation, label, deadline } = request;
   const started = env.now();
   const max = env.policy.maxAttempts;
+  /** When the current run of failures to reach the API began (undefined: the last failure was another). */
+  let unreachableSince: number | undefined;
+  let throttled = false;
+  /** The advice for a request that gives up while throttled, after its message. */
+  const advice = (throttledNow: boolean): string =>
+    throttledNow && env.rateLimitAdvice !== undefined ? `. The API kept answering 429 (rate limited): ${env.rateLimitAdvice}` : "";
   for (let n = 1; ; n++) {
     let err: GpuCloudError;
     try {
@@ -129,15 +174,33 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
     const lastError = own ? err.detail : err.message;
     if (err.code === DEADLINE_CODE && own) {
       const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
-      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})`, attempts: n > 1 ? n - 1 : undefined });
+      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})${advice(throttled)}`, attempts: n > 1 ? n - 1 : undefined });
     }
+    throttled = err.kind === "rate-limited";
+    if (throttled) env.onThrottled?.();
     if (!err.retryable || (request.mayRetry !== undefined && !request.mayRetry(err))) {
       throw n > 1 ? err.with({ attempts: n }) : err;
     }
     if (n >= max) {
-      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})`, attempts: n });
+      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(throttled)}`, attempts: n });
     }
     const delay = err.retryAfterMs ?? backoffDelayMs(n, env.policy, env.random);
+    if (isUnreachable(err)) {
+      unreachableSince ??= env.now();
+      const spent = env.now() - unreachableSince;
+      if (spent + delay > env.policy.unreachableMs) {
+        throw err.with({
+          operation,
+          retryable: false,
+          detail:
+            `cannot reach the API at ${env.target ?? "its base URL"}: ${networkCodeInWords(err.code!)} on ${n} attempt${n === 1 ? "" : "s"} ` +
+            `in ${formatSeconds(env.now() - started)}. Check the address (and that the API is up and reachable from here).`,
+          attempts: n,
+        });
+      }
+    } else {
+      unreachableSince = undefined;
+    }
     const remaining = deadline - env.now();
     if (delay + MIN_ATTEMPT_MS > remaining) {
       const asked = err.retryAfterMs !== undefined ? `; the server asked to wait ${formatSeconds(err.retryAfterMs)}` : "";
@@ -147,7 +210,8 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
         retryable: false,
         detail:
           `gave up after ${formatSeconds(elapsed)} and ${n} attempt${n === 1 ? "" : "s"}: ` +
-          `the time budget of ${formatSeconds(env.budgetMs)} leaves no room for another attempt${asked}; last error: ${lastError}`,
+          `the time budget of ${formatSeconds(env.budgetMs)} leaves no room for another attempt${asked}; last error: ${lastError}` +
+          advice(throttled),
         attempts: n,
       });
     }

@@ -316,7 +316,8 @@ function classifyNetworkCode(code: string | undefined): Classification {
     case "EHOSTDOWN":
       return { kind: "network", retryable: true, ambiguous: false, summary: "host unreachable" };
     case "ENOTFOUND":
-      return { kind: "network", retryable: false, ambiguous: false, summary: "host not found" };
+      // Retried briefly (retry.ts: unreachableMs): a resolver can fail for a moment, e.g. while a CI runner starts.
+      return { kind: "network", retryable: true, ambiguous: false, summary: "host not found" };
     case "ECONNRESET":
     case "EPIPE":
     case "ECONNABORTED":

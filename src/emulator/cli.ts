@@ -20,6 +20,8 @@ Options:
   --access-ttl SECONDS  access token lifetime (default 1800)
   --refresh-ttl SECONDS refresh token lifetime (default 7200)
   --latency MS          delay added to every API response (default 0)
+  --requests-per-second N  at most N requests per second per user; beyond, 429 with Retry-After
+  --logins-per-minute N    at most N logins per minute per user; beyond, 429 with Retry-After
   --store-names HOW     how token names are stored: as-given (default), trimmed or
                         lower-cased (as some services do)
   --verbose             print one line per request (method, path, status, duration)
@@ -114,6 +116,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
   let accessTokenTtlSeconds: number | undefined;
   let refreshTokenTtlSeconds: number | undefined;
   let latencyMs: number | undefined;
+  let requestsPerSecond: number | undefined;
+  let loginsPerMinute: number | undefined;
   let storeNames: StoreNames | undefined;
   const users: EmulatorUser[] = [];
 
@@ -161,6 +165,12 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
       case "--latency":
         latencyMs = integer(flag, value(), 0);
         break;
+      case "--requests-per-second":
+        requestsPerSecond = integer(flag, value(), 1);
+        break;
+      case "--logins-per-minute":
+        loginsPerMinute = integer(flag, value(), 1);
+        break;
       case "--store-names": {
         const how = value();
         if (!(STORE_NAMES as readonly string[]).includes(how)) throw new UsageError(`--store-names must be one of ${STORE_NAMES.join(", ")} (got "${how}")`);
@@ -185,6 +195,12 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
       ...(refreshTokenTtlSeconds !== undefined && { refreshTokenTtlSeconds }),
       ...(latencyMs !== undefined && { faults: { latencyMs } }),
       ...(storeNames !== undefined && { storeNames }),
+      ...((requestsPerSecond !== undefined || loginsPerMinute !== undefined) && {
+        rateLimit: {
+          ...(requestsPerSecond !== undefined && { requestsPerSecond }),
+          ...(loginsPerMinute !== undefined && { loginsPerMinute }),
+        },
+      }),
     },
   };
 }

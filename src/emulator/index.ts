@@ -9,6 +9,7 @@ export type {
   AddTokenInput,
   EmulatorFaults,
   EmulatorOptions,
+  EmulatorRateLimit,
   EmulatorStats,
   EmulatorTokenRecord,
   EmulatorUser,

@@ -44,7 +44,8 @@
  * - Flavors: an unknown `region_id` gives an empty array; an empty `region_id` means no filter;
  *   region groups left without products are omitted; prices are plain numbers per hour.
  * - Paths are matched exactly (no trailing-slash variants); `GET`/`DELETE /api-tokens/{id}` are 405.
- * - Rate limits and maximum token count: none, unless injected as faults.
+ * - Rate limits: none unless configured (`rateLimit`: requests per second and logins per minute
+ *   per user, sliding windows, 429 with Retry-After) or injected as faults. Maximum token count: none.
  * - Faults (see EmulatorFaults; set at start, by setFaults or POST /_emulator/faults, which
  *   replace them wholesale and restart their counters): latency, a 5xx share or every Nth
  *   request, HTML 502 pages, 429 with Retry-After, dropped connections, lost create responses,
@@ -67,6 +68,7 @@ import type {
   AddTokenInput,
   EmulatorFaults,
   EmulatorOptions,
+  EmulatorRateLimit,
   EmulatorStats,
   EmulatorTokenRecord,
   EmulatorUser,
@@ -235,6 +237,7 @@ interface MutableStats {
   connections: number;
   requests: number;
   logins: number;
+  throttled: number;
   tokenWrites: number;
   byRoute: Record<string, number>;
 }
@@ -280,7 +283,11 @@ class Emulator {
   private readonly store = new Map<string, StoredToken>();
   /** jti of the access tokens not yet expired by expireAccessTokens(); only this instance signs tokens. */
   private readonly liveAccess = new Set<string>();
-  private stat: MutableStats = { connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
+  private stat: MutableStats = { connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} };
+  private readonly rateLimit: EmulatorRateLimit;
+  /** Per user (or API token): when its requests, and its logins, were accepted (ms, ascending). */
+  private readonly requestTimes = new Map<string, number[]>();
+  private readonly loginTimes = new Map<string, number[]>();
   faults: FaultState;
   private readonly storeNames: StoreNames;
 
@@ -295,6 +302,28 @@ class Emulator {
     this.maxPageSize = checkPositiveInt("maxPageSize", options.maxPageSize ?? 100);
     this.defaultPageSize = Math.min(checkPositiveInt("defaultPageSize", options.defaultPageSize ?? 10), this.maxPageSize);
     this.faults = new FaultState(options.faults ?? {});
+    this.rateLimit = { ...options.rateLimit };
+    for (const [name, value] of Object.entries(this.rateLimit)) {
+      if (value !== undefined) checkPositiveInt(`rateLimit.${name}`, value as number);
+    }
+  }
+
+  /**
+   * Counts one request of `who` against a sliding window of `windowMs` holding at most `limit`;
+   * over the limit, a 429 whose Retry-After is the whole seconds until the window has room.
+   */
+  private throttle(times: Map<string, number[]>, who: string, limit: number | undefined, windowMs: number, what: string): void {
+    if (limit === undefined) return;
+    const now = this.now();
+    const recent = (times.get(who) ?? []).filter((t) => t > now - windowMs);
+    if (recent.length >= limit) {
+      times.set(who, recent);
+      this.stat.throttled += 1;
+      const wait = Math.max(1, Math.ceil((recent[0]! + windowMs - now) / 1000));
+      throw new HttpError(429, `rate limit exceeded: at most ${limit} ${what} per user; retry after ${wait} s`, { "retry-after": String(wait) });
+    }
+    recent.push(now);
+    times.set(who, recent);
   }
 
   private nowSeconds(): number {
@@ -312,7 +341,7 @@ class Emulator {
   }
 
   resetStats(): void {
-    this.stat = { connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} };
+    this.stat = { connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} };
   }
 
   expireAccessTokens(): void {
@@ -389,8 +418,15 @@ class Emulator {
         });
       }
       if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
-      if (route.template === "/authenticate/login") return { reply: this.login(parseJsonObject(body.text)) };
-      const account = this.authenticate(req);
+      if (route.template === "/authenticate/login") {
+        const login = parseJsonObject(body.text);
+        const who = `user ${typeof login.username === "string" ? login.username : ""}`;
+        this.throttle(this.requestTimes, who, this.rateLimit.requestsPerSecond, 1000, "requests per second");
+        this.throttle(this.loginTimes, who, this.rateLimit.loginsPerMinute, 60_000, "logins per minute");
+        return { reply: this.login(login) };
+      }
+      const { account, who } = this.authenticate(req);
+      this.throttle(this.requestTimes, who, this.rateLimit.requestsPerSecond, 1000, "requests per second");
       switch (`${method} ${route.template}`) {
         case "GET /flavors":
           return { reply: this.listFlavors(url.searchParams) };
@@ -429,8 +465,8 @@ class Emulator {
     });
   }
 
-  /** Checks the request's credentials; returns the account they act on. */
-  private authenticate(req: http.IncomingMessage): string {
+  /** Checks the request's credentials; returns the account they act on and whose they are (for rate limits). */
+  private authenticate(req: http.IncomingMessage): { account: string; who: string } {
     const header = req.headers.authorization;
     if (!header) throw unauthorized("missing Authorization header (expected Bearer <token>)");
     const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
@@ -442,7 +478,7 @@ class Emulator {
       const stored = typeof claims.tid === "string" ? this.store.get(claims.tid) : undefined;
       if (!stored || !safeEqual(m[1], stored.token)) throw unauthorized("API token is invalid or has been deleted");
       stored.last_used = nowSec;
-      return stored.account;
+      return { account: stored.account, who: `API token ${stored.id}` };
     }
     if (claims.typ === "refresh") throw unauthorized("a refresh token cannot be used as the bearer token");
     if (claims.typ !== "access" || typeof claims.sub !== "string" || typeof claims.exp !== "number") {
@@ -461,7 +497,7 @@ class Emulator {
     if (refresh.sub !== claims.sub) throw unauthorized("refresh token does not belong to the access token's user");
     const user = this.users.get(claims.sub);
     if (!user) throw unauthorized("unknown user");
-    return user.account ?? "";
+    return { account: user.account ?? "", who: `user ${user.username}` };
   }
 
   private listFlavors(query: URLSearchParams): Reply {
@@ -620,6 +656,8 @@ function logTarget(url: URL): string {
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const emulator = new Emulator(options);
   const host = options.host ?? "127.0.0.1";
+  const latencyMs = options.latencyMs ?? 0;
+  if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new Error("emulator option latencyMs must be a number >= 0");
   const log = options.log;
   const sockets = new Set<Socket>();
   const waits = new Map<NodeJS.Timeout, () => void>();
@@ -676,6 +714,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     }
 
     const match = emulator.count(method, path);
+    if (latencyMs > 0) await delay(latencyMs);
     const faults = emulator.faults;
     const faulted = faults.applies(path);
     if (faulted) {

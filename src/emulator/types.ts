@@ -127,6 +127,13 @@ export interface EmulatorOptions {
   readonly maxPageSize?: number;
   /** Initial faults (default none); see {@link RunningEmulator.setFaults}. */
   readonly faults?: EmulatorFaults;
+  /**
+   * Milliseconds every API request waits before it is handled, as an API that far away would
+   * make it (default 0). Unlike the `latencyMs` fault, `setFaults` leaves it in place.
+   */
+  readonly latencyMs?: number;
+  /** Limits a real service enforces (default none): see {@link EmulatorRateLimit}. */
+  readonly rateLimit?: EmulatorRateLimit;
   /** Clock in milliseconds since the epoch (default Date.now); drives timestamps and expiry. */
   readonly now?: () => number;
   /** Receives one line per request: method, path, status, duration. Never headers, bodies or secrets. */
@@ -137,6 +144,19 @@ export interface EmulatorOptions {
    * spec does not say.
    */
   readonly storeNames?: StoreNames;
+}
+
+/**
+ * Per-user limits, over sliding windows, counted per user of a password login (the login
+ * requests themselves included) and per API token. A request over a limit is answered 429 with
+ * `Retry-After` (whole seconds until the window has room) and a message naming the limit; it
+ * does not count against the window.
+ */
+export interface EmulatorRateLimit {
+  /** Requests per second per user (any route). */
+  readonly requestsPerSecond?: number;
+  /** Logins (POST /authenticate/login) per minute per user. */
+  readonly loginsPerMinute?: number;
 }
 
 /** See {@link EmulatorOptions.storeNames}. */
@@ -168,6 +188,8 @@ export interface EmulatorStats {
   readonly requests: number;
   /** Successful logins. */
   readonly logins: number;
+  /** Requests answered 429 by the `rateLimit` option (injected 429 faults not included). */
+  readonly throttled: number;
   /** Accepted (successful) `POST /api-tokens` and `PUT /api-tokens/{id}`, including those whose response was lost. */
   readonly tokenWrites: number;
   /** Requests per route, keyed `METHOD /template`, e.g. `PUT /api-tokens/{id}`; unknown paths as `METHOD (unknown)`. */

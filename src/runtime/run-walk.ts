@@ -1,8 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ApiClient } from "../client/client";
-import { GpuCloudError } from "../client/errors";
-import { isOrdered } from "../client/pagination";
 import type { RuntimeContext } from "../shared/context";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
@@ -27,8 +25,6 @@ import { allTokens, type TokenView } from "./token-names";
 export const WALK_FILE_PREFIX = "walk-";
 /** Newest-first page size: a create usually finds what appeared since in one request. */
 const NEWEST_PAGE = 50;
-/** Pages of what appeared since before falling back to a walk. */
-const MAX_NEWEST_PAGES = 20;
 
 interface Walked {
   readonly id: string;
@@ -95,27 +91,14 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
 }
 
 /**
- * The tokens created at or after `from` (the API's created_at), newest first, page by page; undefined
- * when the server does not honour the order (refuses or ignores the sort) or there are too many.
+ * The tokens created at or after `from` (the API's created_at), newest first (the client's
+ * listTokensSince: overlapping pages, read again when the list shifts); undefined when the server
+ * does not honour that order. Every value learnt is hidden from the log from then on.
  */
 export async function newestSince(client: ApiClient, ctx: RuntimeContext, from: number): Promise<TokenView[] | undefined> {
-  const found: TokenView[] = [];
-  for (let offset = 0, pages = 0; pages < MAX_NEWEST_PAGES; pages++) {
-    let page;
-    try {
-      page = await client.listTokens({ limit: NEWEST_PAGE, offset, sortField: "created_at", sortOrder: "desc" });
-    } catch (err) {
-      if (err instanceof GpuCloudError && err.kind === "validation") return undefined;
-      throw err;
-    }
-    if (!isOrdered(page.tokens, "created_at", "desc")) return undefined;
-    ctx.out.addSecrets(page.tokens.map((t) => t.token));
-    found.push(...page.tokens);
-    // Older tokens than `from` were known before; a short page is the end of the list.
-    if (page.tokens.length === 0 || offset + page.tokens.length >= page.total || page.tokens.some((t) => t.created_at < from)) return found;
-    offset += page.tokens.length;
-  }
-  return undefined;
+  const found = await client.listTokensSince(from, { pageSize: NEWEST_PAGE });
+  if (found !== undefined) ctx.out.addSecrets(found.map((t) => t.token));
+  return found;
 }
 
 /**

@@ -236,20 +236,16 @@ export async function tokenInventory(input: RuntimeContext, query: Record<string
         ctx,
         baseUrl,
         async (client) => {
-          if (groupTokens.length > 0) {
-            let tokens: TokenView[];
-            try {
-              tokens = await allTokens(client, ctx);
-            } catch (err) {
-              throw named(err, groupTokens);
-            }
+          // The catalog read runs beside the walk: a plan waits for the longer of the two. Each
+          // side's failure names the constructs that read through it.
+          const [tokens, errors] = await Promise.all([
+            groupTokens.length > 0 ? allTokens(client, ctx).catch((err: unknown) => Promise.reject(named(err, groupTokens))) : undefined,
+            answerLookups(client, groupLookups, ctx.out, result).catch((err: unknown) => Promise.reject(named(err, groupLookups))),
+          ]);
+          if (tokens !== undefined) {
             for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
           }
-          try {
-            lookupErrors.push(...(await answerLookups(client, groupLookups, ctx.out, result)));
-          } catch (err) {
-            throw named(err, groupLookups);
-          }
+          lookupErrors.push(...errors);
         },
         envPrefix,
       );

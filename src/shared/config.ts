@@ -19,11 +19,15 @@ export class ConfigError extends Error {
 
 export interface RuntimeConfig {
   readonly baseUrl: string;
+  /** Where the base URL came from and whose account it is, for messages (`GPUCLOUD_BASE_URL, account GPUCLOUD_`). */
+  readonly baseUrlSource: string;
   readonly credentials: Credentials;
   /** Budget of this script run, shared by all its requests, retries and waits included. */
   readonly totalTimeoutMs: number;
   /** How the credentials were given, for the log (never the values). */
   readonly credentialSource: string;
+  /** What to change when the API keeps throttling (HTTP 429): the budget, and an API token instead of a password. */
+  readonly rateLimitAdvice: string;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 120;
@@ -103,11 +107,38 @@ export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string, env
     throw new ConfigError(`${names.BASE_URL} must be an http:// or https:// URL`);
   }
 
+  const totalTimeoutMs = runBudgetMs(env);
+  const credentials = credentialsFrom(env, names);
   return {
     baseUrl,
-    totalTimeoutMs: runBudgetMs(env),
-    ...credentialsFrom(env, names),
+    baseUrlSource: baseUrlSource(nonEmpty(baseUrlOverride) !== undefined, names.BASE_URL, envPrefixOf(envPrefix)),
+    totalTimeoutMs,
+    ...credentials,
+    rateLimitAdvice: rateLimitAdvice(totalTimeoutMs, "apiToken" in credentials.credentials, names),
   };
+}
+
+/**
+ * Where the base URL came from, as a user would look for it. The script sees one `base_url` for
+ * a construct's `baseUrl` prop and its account's: an account with a prefix of its own is the
+ * only one that can carry it (a construct with `account` may not have a `baseUrl`); under the
+ * default prefix it may be either.
+ */
+export function baseUrlSource(fromConfiguration: boolean, variable: string, envPrefix: string): string {
+  const account = envPrefix === DEFAULT_ENV_PREFIX ? `the default account, ${DEFAULT_ENV_PREFIX}*` : `account ${envPrefix}*`;
+  if (!fromConfiguration) return `from ${variable}; ${account}`;
+  if (envPrefix !== DEFAULT_ENV_PREFIX) return `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`;
+  return `the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides ${variable}; ${account}`;
+}
+
+/** What a user can change when the API keeps throttling a run. */
+function rateLimitAdvice(budgetMs: number, apiToken: boolean, names: AccountEnv): string {
+  const budget = `to wait longer, raise ${CredentialEnv.TIMEOUT_SECONDS} (now ${Math.round(budgetMs / 1000)} s)`;
+  if (apiToken) return budget;
+  return (
+    `${budget}; and set ${names.API_TOKEN} instead of ${names.USERNAME} and a password: an API token needs no login, ` +
+    `and APIs limit logins far more tightly than other requests`
+  );
 }
 
 function credentialsFrom(env: NodeJS.ProcessEnv, names: AccountEnv): { credentials: Credentials; credentialSource: string } {

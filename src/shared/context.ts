@@ -47,13 +47,15 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
   return new ApiClient(
     {
     baseUrl: config.baseUrl,
+    baseUrlSource: config.baseUrlSource,
+    rateLimitAdvice: config.rateLimitAdvice,
     credentials: config.credentials,
     totalTimeoutMs: config.totalTimeoutMs,
     deadline: runDeadline(ctx, config.totalTimeoutMs),
     requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
     connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
-    // The commands await one call at a time (see GpuCloudClientOptions.connections).
-    connections: 1,
+    // A walk fetches up to 8 pages at once (pagination.ts); the catalog read runs beside it.
+    connections: 8,
     logger: (line: string) => ctx.out.info(line),
     sessionStore: ctx.run !== undefined && ctx.sessionStore ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX) : undefined,
     },

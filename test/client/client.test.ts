@@ -558,6 +558,57 @@ describe("retries", () => {
     expect(sleeps).toHaveLength(2);
   });
 
+  it("gives up on an API that refuses connections after a few quick retries (unreachableMs), naming the URL and where it came from", async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}`;
+    const { client, sleeps, logs } = makeClient(url, {
+      credentials: { username: "alice", password: "pw-secret-1" },
+      baseUrlSource: "from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_*",
+      totalTimeoutMs: 120_000,
+    });
+    const e = await caught(client.listAllTokens());
+    expect(e.kind).toBe("network");
+    expect(e.code).toBe("ECONNREFUSED");
+    expect(e.retryable).toBe(false);
+    expect(e.message).toMatch(
+      new RegExp(
+        `cannot reach the API at ${url.replace(/[.]/g, "\\.")} \\(from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_\\*\\): ` +
+          `a refused connection \\(ECONNREFUSED\\) on \\d+ attempts`,
+      ),
+    );
+    // A few retries within the 15 s window, not the 120 s budget.
+    expect(sleeps.length).toBeGreaterThanOrEqual(2);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(15_000);
+    expect(logs.filter((l) => l.startsWith("retrying")).length).toBe(sleeps.length);
+    expect(e.message).not.toContain("pw-secret-1");
+  });
+
+  it("gives up on a host name that does not resolve within unreachableMs as well", async () => {
+    const { client, sleeps } = makeClient("http://gpucloud-test.invalid", { credentials: { apiToken: "test-api-token" }, retry: { unreachableMs: 2000 } });
+    const e = await caught(client.listFlavors());
+    expect(["ENOTFOUND", "EAI_AGAIN"]).toContain(e.code);
+    expect(e.message).toMatch(/cannot reach the API at http:\/\/gpucloud-test\.invalid: an? (unknown host name|failed host name look-up)/);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2000);
+  });
+
+  it("limits only failures to reach the API: a server that answers 503 is retried as before", async () => {
+    let n = 0;
+    const server = await stub((_req, res) => (++n <= 3 ? fail(res, 503, "unavailable") : ok(res, [])));
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, retry: { unreachableMs: 0 } });
+    await client.listFlavors();
+    expect(n).toBe(4);
+  });
+
+  it("a request that gives up while throttled (429) says so, with the rateLimitAdvice; other failures do not", async () => {
+    const server = await stub((_req, res) => sendJson(res, 429, { status: false, message: "at most 20 requests per second", data: null }, { "retry-after": "1" }));
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, totalTimeoutMs: 3500, rateLimitAdvice: "raise THE_BUDGET" });
+    const e = await caught(client.listFlavors());
+    expect(e.message).toMatch(/last error: HTTP 429 from GET \/flavors: at most 20 requests per second\. The API kept answering 429 \(rate limited\): raise THE_BUDGET$/);
+    const down = await stub((_req, res) => fail(res, 503, "unavailable"));
+    const other = makeClient(down.url, { credentials: { apiToken: "test-api-token" }, totalTimeoutMs: 3500, rateLimitAdvice: "raise THE_BUDGET" });
+    expect((await caught(other.client.listFlavors())).message).not.toContain("THE_BUDGET");
+  });
+
   it("gives a connect that never completes (a TLS handshake left unanswered) the connect timeout: kind timeout, not sent", async () => {
     // Accepts TCP connections and says nothing, so the TLS handshake of an https: URL never ends.
     const sockets: net.Socket[] = [];
@@ -879,8 +930,36 @@ describe("pagination over HTTP", () => {
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     const tokens = await listAllTokens(client, { pageSize: 20 });
     expect(tokens.map((t) => t.id)).toEqual(all.map((t) => t.id));
-    expect(server.requests.map((r) => Number(r.query.get("offset")))).toEqual([0, 5, 10, 15, 20, 25, 30, 35, 40, 45]);
+    // The pages after the first are fetched side by side, so they may arrive in any order.
+    expect(server.requests.map((r) => Number(r.query.get("offset"))).sort((a, b) => a - b)).toEqual([0, 5, 10, 15, 20, 25, 30, 35, 40, 45]);
     expect(server.requests.every((r) => r.query.get("sortField") === "created_at" && r.query.get("sortOrder") === "asc")).toBe(true);
+  });
+
+  it("fetches pages side by side, and one at a time once the server has throttled a request", async () => {
+    const all = Array.from({ length: 300 }, (_, i) => ({ id: `id-${i}`, name: `n${i}`, token: `value-${i}-xyz`, created_at: i }));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let throttle = false;
+    const server = await stub(async (req, res) => {
+      if (throttle && Number(req.query.get("offset")) === 0) {
+        throttle = false;
+        return fail(res, 429, "rate limit exceeded: at most 20 requests per second", { "retry-after": "0" });
+      }
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await pause(20, res);
+      inFlight--;
+      const offset = Number(req.query.get("offset"));
+      ok(res, all.slice(offset, offset + Math.min(Number(req.query.get("limit")), 20)), { total: all.length });
+    });
+    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
+    expect(await listAllTokens(client)).toHaveLength(300);
+    expect(maxInFlight).toBeGreaterThan(1);
+    expect(maxInFlight).toBeLessThanOrEqual(8);
+    throttle = true;
+    maxInFlight = 0;
+    expect(await listAllTokens(client)).toHaveLength(300);
+    expect(maxInFlight).toBe(1);
   });
 
   it("drops sortField/sortOrder when refused (400 or status false), says so once, and keeps it dropped", async () => {

@@ -280,3 +280,30 @@ describe("pagination", () => {
     expect(await listAllTokens(client, { pageSize: 50 })).toHaveLength(120);
   });
 });
+
+describe("walks against the emulator", () => {
+  it("a walk of 1,020 tokens in pages of 50: 21 requests, the pages after the first side by side", async () => {
+    const emu = await emulator({ maxPageSize: 50, latencyMs: 40 });
+    for (let i = 0; i < 1020; i++) emu.addToken({ name: `t${i}`, createdAt: 1_000 + i });
+    const { client } = connect(emu, { connections: 8 }); // as the scripts have it
+    await client.login();
+    emu.resetStats();
+    const all = await client.listAllTokens();
+    expect(all.map((t) => t.name)).toEqual(Array.from({ length: 1020 }, (_, i) => `t${i}`));
+    expect(emu.stats().byRoute["GET /api-tokens"]).toBe(21);
+    // Pages in flight side by side, each on a connection of its own.
+    expect(emu.stats().connections).toBeGreaterThan(1);
+    expect(emu.stats().connections).toBeLessThanOrEqual(8);
+  });
+
+  it("listTokensSince reads the newest pages only", async () => {
+    const emu = await emulator({ maxPageSize: 50 });
+    for (let i = 0; i < 300; i++) emu.addToken({ name: `t${i}`, createdAt: 1_000 + i });
+    const { client } = connect(emu);
+    await client.login();
+    emu.resetStats();
+    const newest = await client.listTokensSince(1_240);
+    expect(newest?.map((t) => t.name)).toEqual(Array.from({ length: 60 }, (_, i) => `t${299 - i}`));
+    expect(emu.stats().byRoute["GET /api-tokens"]).toBe(2);
+  });
+});

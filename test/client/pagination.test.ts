@@ -1,4 +1,4 @@
-import { GpuCloudError, listAllTokens } from "../../src/client";
+import { GpuCloudError, listAllTokens, listTokensSince } from "../../src/client";
 import type { ApiToken, ListTokensParams, TokenList } from "../../src/client";
 
 function tokens(n: number, prefix = "t"): ApiToken[] {
@@ -65,7 +65,7 @@ describe("listAllTokens", () => {
         return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
       },
     };
-    const result = await listAllTokens(shifting, { pageSize: 10 });
+    const result = await listAllTokens(shifting, { pageSize: 10, concurrency: 1 });
     expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
     expect(result).toHaveLength(29);
     // walk 1: 0, then 9 (total changed) → walk 2 from 0
@@ -101,7 +101,7 @@ describe("listAllTokens", () => {
         return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
       },
     };
-    const result = await listAllTokens(growing, { pageSize: 10 });
+    const result = await listAllTokens(growing, { pageSize: 10, concurrency: 1 });
     expect(result).toHaveLength(26);
     expect(growing.calls.map((c) => c.offset)).toEqual([0, 9, 0, 9, 18]);
   });
@@ -126,7 +126,7 @@ describe("listAllTokens", () => {
 
   it("never returns a list when the total claims more than the pages hold", async () => {
     const s = source(tokens(15), { total: () => 1000 });
-    const e = await listAllTokens(s, { pageSize: 10, maxWalks: 2 }).catch((x: unknown) => x as GpuCloudError);
+    const e = await listAllTokens(s, { pageSize: 10, maxWalks: 2, concurrency: 1 }).catch((x: unknown) => x as GpuCloudError);
     expect(e).toBeInstanceOf(GpuCloudError);
     expect((e as GpuCloudError).message).toMatch(
       /^list API tokens \(GET \/api-tokens\): the token list changed while it was read, 2 times \(last: an empty page at offset 15 although the total is 1000\)/,
@@ -141,7 +141,7 @@ describe("listAllTokens", () => {
 
   it("detects a server that ignores the offset instead of looping", async () => {
     const s = source(tokens(30), { ignoreOffset: true });
-    const e = await listAllTokens(s, { pageSize: 10, maxWalks: 3 }).catch((x: unknown) => x as GpuCloudError);
+    const e = await listAllTokens(s, { pageSize: 10, maxWalks: 3, concurrency: 1 }).catch((x: unknown) => x as GpuCloudError);
     expect((e as GpuCloudError).kind).toBe("protocol");
     expect((e as GpuCloudError).message).toMatch(/does not start with the last token of the previous page/);
     expect(s.calls).toHaveLength(6);
@@ -190,5 +190,173 @@ describe("listAllTokens", () => {
     await expect(listAllTokens(source([]), { pageSize: 0 })).rejects.toThrow(/pageSize/);
     await expect(listAllTokens(source([]), { maxWalks: 0 })).rejects.toThrow(/maxWalks/);
     expect(await listAllTokens(source([]))).toEqual([]);
+  });
+});
+
+describe("listAllTokens in parallel", () => {
+  /** A source whose answers come back after `delay(call)` ms, counting the calls in flight. */
+  function delayed(all: ApiToken[], delay: (offset: number, call: number) => number, before?: (call: number) => void) {
+    const calls: number[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    return {
+      calls,
+      get maxInFlight() {
+        return maxInFlight;
+      },
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        const call = calls.push(p.offset ?? 0);
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, delay(p.offset ?? 0, call)));
+        before?.(call);
+        inFlight--;
+        const offset = p.offset ?? 0;
+        return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
+      },
+    };
+  }
+
+  it("fetches the pages after the first at most 8 at once, each once, and returns them in list order", async () => {
+    const all = tokens(1020);
+    // Later pages answer first: the checks run in offset order whatever the order of arrival.
+    const s = delayed(all, (offset) => (offset === 0 ? 0 : Math.max(1, 30 - offset / 40)));
+    const result = await listAllTokens(s, { pageSize: 50 });
+    expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
+    // The same requests as one page after another: offsets 0, 49, 98, ... (21 pages of 50 overlapping by one).
+    expect([...s.calls].sort((a, b) => a - b)).toEqual(Array.from({ length: 21 }, (_, i) => i * 49));
+    expect(s.maxInFlight).toBe(8);
+  });
+
+  it("walks one page at a time with concurrency 1", async () => {
+    const s = delayed(tokens(300), () => 1);
+    expect(await listAllTokens(s, { pageSize: 50, concurrency: 1 })).toHaveLength(300);
+    expect(s.maxInFlight).toBe(1);
+  });
+
+  it("walks again when a token is deleted while pages are in flight, and returns the live list", async () => {
+    const all = tokens(400);
+    // The 5th request's answer is computed after the oldest token was deleted; pages before and
+    // after it (arriving in any order) no longer overlap.
+    const s = delayed(all, (offset) => 1 + ((offset * 7) % 13), (call) => {
+      if (call === 5) all.splice(0, 1);
+    });
+    const result = await listAllTokens(s, { pageSize: 50 });
+    expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
+    expect(result).toHaveLength(399);
+    expect(s.calls.filter((o) => o === 0)).toHaveLength(2); // a second walk
+  });
+
+  it("walks again when a token is deleted and another added with a stable total, while pages are in flight", async () => {
+    const all = tokens(300);
+    const s = delayed(all, (offset) => 1 + ((offset * 5) % 11), (call) => {
+      if (call === 4) {
+        all.splice(120, 1);
+        all.push({ ...tokens(1, "new")[0]!, created_at: 9000 });
+      }
+    });
+    const result = await listAllTokens(s, { pageSize: 50 });
+    expect(result.map((t) => t.id).sort()).toEqual(all.map((t) => t.id).sort());
+    expect(s.calls.filter((o) => o === 0).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("follows tokens created at the end while pages are in flight (ascending creation order), without a second walk", async () => {
+    const all = tokens(300);
+    const s = delayed(all, (offset) => 1 + ((offset * 3) % 7), (call) => {
+      if (call === 3 || call === 6) all.push({ ...tokens(1, `new${call}-`)[0]!, created_at: 9000 + call });
+    });
+    const result = await listAllTokens(s, { pageSize: 50 });
+    expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
+    expect(result).toHaveLength(302);
+    expect(s.calls.filter((o) => o === 0)).toHaveLength(1);
+  });
+
+  it("plans again from a page shorter than the first, and misses nothing", async () => {
+    const all = tokens(200);
+    const calls: number[] = [];
+    const uneven = {
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        const offset = p.offset ?? 0;
+        calls.push(offset);
+        // A server whose pages are not all of one size: the page at offset 49 holds 20 tokens.
+        const size = offset === 49 ? 20 : (p.limit ?? 10);
+        return { tokens: all.slice(offset, offset + size), total: all.length };
+      },
+    };
+    const result = await listAllTokens(uneven, { pageSize: 50 });
+    expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
+    expect(calls).toContain(68); // the page after the short one: 49 + 20 - 1
+  });
+
+  it("fails with the first failing page's error", async () => {
+    const all = tokens(500);
+    const failing = {
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        const offset = p.offset ?? 0;
+        if (offset === 196) {
+          throw new GpuCloudError({ operation: "list API tokens (GET /api-tokens)", kind: "auth", httpStatus: 401, detail: "the access token was rejected (HTTP 401)" });
+        }
+        return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
+      },
+    };
+    await expect(listAllTokens(failing, { pageSize: 50 })).rejects.toThrow(/the access token was rejected/);
+  });
+
+  it("validates concurrency", async () => {
+    await expect(listAllTokens(source([]), { concurrency: 0 })).rejects.toThrow(/concurrency must be a positive integer/);
+  });
+});
+
+describe("listTokensSince: the newest tokens, from the front of the list sorted by created_at desc", () => {
+  /** A source over `all` (ascending creation order) that sorts as asked; `ignoreSort` answers in ascending order whatever is asked. */
+  function sorting(all: ApiToken[], opts: { ignoreSort?: boolean; before?: (call: number) => void } = {}) {
+    const calls: ListTokensParams[] = [];
+    return {
+      calls,
+      async listTokens(p: ListTokensParams): Promise<TokenList> {
+        calls.push(p);
+        opts.before?.(calls.length);
+        const ordered = p.sortOrder === "desc" && !opts.ignoreSort ? [...all].reverse() : all;
+        const offset = p.offset ?? 0;
+        return { tokens: ordered.slice(offset, offset + (p.limit ?? 10)), total: all.length };
+      },
+    };
+  }
+
+  it("reads only the pages down to `since`, newest first, overlapping by one", async () => {
+    const all = tokens(1000);
+    const s = sorting(all);
+    const newest = await listTokensSince(s, all[975]!.created_at, { pageSize: 10 });
+    expect(newest?.map((t) => t.id)).toEqual(all.slice(975).reverse().map((t) => t.id));
+    expect(s.calls).toEqual([0, 9, 18].map((offset) => ({ limit: 10, offset, sortField: "created_at", sortOrder: "desc" })));
+  });
+
+  it("is one request when the first page reaches an older token, and empty when nothing is newer", async () => {
+    const all = tokens(300);
+    const s = sorting(all);
+    expect(await listTokensSince(s, all[299]!.created_at + 1)).toEqual([]);
+    expect((await listTokensSince(s, all[250]!.created_at))?.length).toBe(50);
+    expect(s.calls).toHaveLength(2);
+  });
+
+  it("reads again when a newer token is deleted between two pages (the list shifted towards the front)", async () => {
+    const all = tokens(100);
+    const s = sorting(all, { before: (call) => (call === 2 ? void all.splice(95, 1) : undefined) });
+    const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
+    expect(newest?.map((t) => t.id)).toEqual(all.slice(70).reverse().map((t) => t.id));
+    expect(newest).toHaveLength(29);
+    expect(s.calls.filter((c) => c.offset === 0)).toHaveLength(2);
+  });
+
+  it("reads each older token once more, never skips one, when a token is created between two pages", async () => {
+    const all = tokens(100);
+    const s = sorting(all, { before: (call) => (call === 2 ? void all.push({ ...tokens(1, "new")[0]!, created_at: 9000 }) : undefined) });
+    const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
+    expect(newest?.map((t) => t.id)).toEqual(all.slice(70, 100).reverse().map((t) => t.id));
+    expect(s.calls.filter((c) => c.offset === 0)).toHaveLength(1);
+  });
+
+  it("is undefined when the server does not sort by created_at desc (only a full walk can tell then)", async () => {
+    expect(await listTokensSince(sorting(tokens(50), { ignoreSort: true }), 1020)).toBeUndefined();
   });
 });

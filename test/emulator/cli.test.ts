@@ -31,6 +31,12 @@ describe("parseArgs", () => {
     expect(parseArgs([]).options).toEqual({});
   });
 
+  test("--requests-per-second and --logins-per-minute set the rate limit", () => {
+    expect(parseArgs(["--requests-per-second", "20", "--logins-per-minute=10"]).options).toEqual({ rateLimit: { requestsPerSecond: 20, loginsPerMinute: 10 } });
+    expect(parseArgs(["--logins-per-minute", "3"]).options).toEqual({ rateLimit: { loginsPerMinute: 3 } });
+    expect(() => parseArgs(["--requests-per-second", "0"])).toThrow(/--requests-per-second/);
+  });
+
   test("--store-names: as-given, trimmed or lower-cased; anything else is refused", () => {
     expect(parseArgs(["--store-names", "trimmed"]).options).toEqual({ storeNames: "trimmed" });
     expect(parseArgs(["--store-names=lower-cased"]).options).toEqual({ storeNames: "lower-cased" });

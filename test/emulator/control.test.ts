@@ -22,6 +22,7 @@ test("GET /_emulator/state: tokens with values, stats and faults; control calls 
     connections: expect.any(Number),
     requests: 2,
     logins: 1,
+    throttled: 0,
     tokenWrites: 1,
     byRoute: { "POST /authenticate/login": 1, "POST /api-tokens": 1 },
   });
@@ -73,7 +74,7 @@ test("expire-access-tokens and reset-stats", async () => {
   const r = await call(emu, "GET", "/flavors", { headers: s.headers });
   expect(r.json.message).toBe("access token expired");
   expect((await call(emu, "POST", "/_emulator/reset-stats")).status).toBe(200);
-  expect(emu.stats()).toEqual({ connections: 0, requests: 0, logins: 0, tokenWrites: 0, byRoute: {} });
+  expect(emu.stats()).toEqual({ connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} });
 });
 
 test("unknown control route → 404, wrong method → 405", async () => {

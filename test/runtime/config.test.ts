@@ -28,6 +28,18 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }, "https://other.test").baseUrl).toBe("https://other.test");
   });
 
+  test("says where the base URL came from and whose account it is, for the message of an API that cannot be reached", () => {
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }).baseUrlSource).toBe("from GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*");
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }, "https://other.test").baseUrlSource).toBe(
+      "the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*",
+    );
+    const staging = { GPUCLOUD_STAGING_BASE_URL: "https://staging.test", GPUCLOUD_STAGING_API_TOKEN: "t-5678" };
+    expect(loadConfig(staging, undefined, "GPUCLOUD_STAGING_").baseUrlSource).toBe("from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_*");
+    expect(loadConfig(staging, "https://other.test", "GPUCLOUD_STAGING_").baseUrlSource).toBe(
+      "the baseUrl of the GpuCloudAccount with envPrefix GPUCLOUD_STAGING_, which overrides GPUCLOUD_STAGING_BASE_URL",
+    );
+  });
+
   test("the time budget comes from GPUCLOUD_TIMEOUT_SECONDS", () => {
     expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234", GPUCLOUD_TIMEOUT_SECONDS: "2.5" }).totalTimeoutMs).toBe(2500);
     expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }).totalTimeoutMs).toBe(120_000);

@@ -1,0 +1,319 @@
+/**
+ * A large account, an API some distance away: what a steady plan, a first apply and an update
+ * of every token cost in API calls and in wall time, against Terraform's floor. Prints figures,
+ * asserts nothing.
+ *
+ *   npm run bench:apply                                   # latency 0 and 50 ms, 1,000 other tokens
+ *   npm run bench:apply -- --latency=50 --runs=3 --node=<node 22+ binary>
+ *   npm run bench:apply -- --rate-limited                 # also: a first apply against 20 requests/s, 10 logins/min
+ *   npm run bench:apply -- --plans-only --runs=7          # the steady plan only
+ *
+ * Scenarios, each at every `--latency` (the emulator waits that long before handling each request):
+ *
+ * - steady plan: `--plan-tokens` ApiTokens (default 20) and one Flavors, each with an output,
+ *   applied twice, then planned alternately with its floor (that many null_resources, one
+ *   data "external" running `node -e`, as many outputs). With a latency, the time above the
+ *   floor divided by it is the number of round trips the plan waited for one after another.
+ * - first apply: `--tokens` ApiTokens (default 40), none of which exists yet, on an account with
+ *   `--others` other tokens (default 1,000).
+ * - update: the same tokens, every description changed.
+ *
+ * The floor of an apply is as many null_resources whose create-time and destroy-time
+ * provisioners run `node -e 0`, and one trivial data "external"; its update changes every
+ * resource's triggers (a replacement: both provisioners run, as for the library's update).
+ * Each run starts from a fresh emulator and fresh state; library and floor alternate.
+ *
+ * Printed per scenario: requests, logins and token-list calls the library made (from the
+ * emulator's counters), wall time of both (medians over `--runs`) and their ratio; for the steady
+ * plan also the round trips waited for in sequence, against the floor and against the same plan
+ * at 0 ms (which leaves out the CPU time a loaded machine inflates).
+ *
+ * The library is reached through its package name (the built lib/ of the checkout this runs in);
+ * the emulator is bundled into this file, so one build of the bench measures any version of the
+ * library against the same API (copy build/tools/bench/apply-scale.js into the other checkout's
+ * build/tools/bench/).
+ */
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { ApiToken, Flavors } from "cdktf-gpucloud";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import type { EmulatorRateLimit } from "../../src/emulator/types";
+import {
+  ensureProviderDoublesBuilt,
+  startProviderDoubles,
+  terraformAvailable,
+  TerraformRunner,
+  writeTerraformJson,
+  type ProviderDoubles,
+} from "../../test/support/terraform";
+import { arg, flag, median, numbers } from "./args";
+
+const USER = { username: "scale-bot", password: "scale-password-72c0" };
+const STACK = "scale";
+
+interface Cost {
+  readonly requests: number;
+  readonly logins: number;
+  readonly lists: number;
+  readonly throttled: number;
+}
+
+function costOf(emulator: RunningEmulator): Cost {
+  const s = emulator.stats();
+  return { requests: s.requests, logins: s.logins, lists: s.byRoute["GET /api-tokens"] ?? 0, throttled: s.throttled };
+}
+
+/** The library's stack: `n` tokens (descriptions `variant`) and optionally one lookup, each with an output. */
+function libraryStack(outdir: string, n: number, variant: string, lookup: boolean): string {
+  const app = new App({ outdir });
+  const stack = new TerraformStack(app, STACK);
+  new LocalBackend(stack, { path: "terraform.tfstate" });
+  if (lookup) {
+    const gpu = new Flavors(stack, "gpu", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1 });
+    new TerraformOutput(stack, "gpu_id", { value: gpu.cheapestId });
+  }
+  for (let i = 0; i < n; i++) {
+    const token = new ApiToken(stack, `t${i}`, { name: `scale-${i}`, description: `token ${i}, ${variant}` });
+    new TerraformOutput(stack, `t${i}_id`, { value: token.tokenId });
+  }
+  app.synth();
+  return path.join(outdir, "stacks", STACK);
+}
+
+/** The floor: `n` null_resources (with provisioners running `node -e 0` when `provisioners`), one data "external". */
+function floorStack(dir: string, n: number, variant: string, provisioners: boolean): string {
+  mkdirSync(dir, { recursive: true });
+  const nodeZero = { "local-exec": { command: "node -e 0" } };
+  const resources: Record<string, unknown> = {};
+  const outputs: Record<string, unknown> = { gpu_id: { value: '${data.external.read.result["id"]}' } };
+  for (let i = 0; i < n; i++) {
+    resources[`t${i}`] = {
+      triggers: { name: `floor-${i}`, description: `token ${i}, ${variant}` },
+      ...(provisioners ? { provisioner: [nodeZero, { "local-exec": { command: "node -e 0", when: "destroy" } }] } : {}),
+    };
+    outputs[`t${i}_id`] = { value: `\${null_resource.t${i}.id}` };
+  }
+  return writeTerraformJson(dir, {
+    terraform: {
+      required_providers: { null: { source: "hashicorp/null" }, external: { source: "hashicorp/external" } },
+      backend: { local: { path: "terraform.tfstate" } },
+    },
+    data: { external: { read: { program: ["node", "-e", 'process.stdout.write(JSON.stringify({ id: "x" }))'], query: { name: "read" } } } },
+    resource: { null_resource: resources },
+    output: outputs,
+  });
+}
+
+interface Setting {
+  readonly latencyMs: number;
+  readonly others: number;
+  readonly maxPageSize: number;
+  readonly rateLimit?: EmulatorRateLimit;
+}
+
+async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
+  const emulator = await startEmulator({ users: [USER], maxPageSize: setting.maxPageSize, latencyMs: setting.latencyMs, rateLimit: setting.rateLimit });
+  const past = Math.floor(Date.now() / 1000) - 86_400;
+  for (let i = 0; i < setting.others; i++) emulator.addToken({ name: `other-${i}`, createdAt: past + i });
+  return emulator;
+}
+
+/** Removes what an apply left in a stack folder, so that the next apply is a first one. */
+function freshState(dir: string): void {
+  for (const name of ["terraform.tfstate", "terraform.tfstate.backup", ".gpucloud-handoff"]) rmSync(path.join(dir, name), { recursive: true, force: true });
+}
+
+const seconds = (ms: number): string => (ms / 1000).toFixed(2);
+
+interface Row {
+  readonly what: string;
+  readonly cost: Cost;
+  readonly library: number[];
+  readonly floor: number[];
+  readonly latencyMs: number;
+  readonly note?: string;
+}
+
+function printRow(row: Row): void {
+  const lib = median(row.library);
+  const floor = median(row.floor);
+  const inSequence = row.latencyMs > 0 ? ((lib - floor) / row.latencyMs).toFixed(1) : "—";
+  console.log(
+    `| ${row.what} | ${row.latencyMs} ms | ${row.cost.requests}${row.cost.throttled ? ` (${row.cost.throttled} answered 429)` : ""} | ${row.cost.logins} | ` +
+      `${row.cost.lists} | ${seconds(lib)} s | ${seconds(floor)} s | **${(lib / floor).toFixed(2)}x** | ${inSequence} |${row.note ? ` ${row.note}` : ""}`,
+  );
+}
+
+async function main(): Promise<void> {
+  const tf = terraformAvailable();
+  if (!tf.ok) throw new Error(`terraform is needed: ${tf.reason}`);
+  ensureProviderDoublesBuilt();
+  const latencies = numbers("latency", [0, 50]);
+  const runs = Number(arg("runs") ?? 1);
+  const others = Number(arg("others") ?? 1000);
+  const n = Number(arg("tokens") ?? 40);
+  const planTokens = Number(arg("plan-tokens") ?? 20);
+  const maxPageSize = Number(arg("max-page") ?? 50);
+  const nodeBin = arg("node");
+  const baseEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(nodeBin ? { PATH: `${path.dirname(path.resolve(nodeBin))}${path.delimiter}${process.env.PATH ?? ""}` } : {}),
+    GPUCLOUD_USERNAME: USER.username,
+    GPUCLOUD_PASSWORD: USER.password,
+  };
+  const nodeVersion = execFileSync("node", ["--version"], { env: baseEnv, encoding: "utf8" }).trim();
+  console.log(
+    `## A large account (terraform ${tf.version}, node ${nodeVersion}; emulator, ${others} other tokens, pages of ${maxPageSize}; ` +
+      `${runs} run${runs === 1 ? "" : "s"} each, library and floor alternating)\n`,
+  );
+  console.log("| scenario | latency | requests | logins | list calls | library (median) | floor (median) | ratio | round trips in sequence above the floor |");
+  console.log("|---|---|---|---|---|---|---|---|---|");
+
+  const doubles: ProviderDoubles = await startProviderDoubles();
+  const root = mkdtempSync(path.join(tmpdir(), "gpucloud-scale-"));
+  try {
+    // Synthesized once; the stack folders are reused run after run, the state removed between.
+    const planLib = libraryStack(path.join(root, "plan-lib"), planTokens, "first", true);
+    const applyLib = libraryStack(path.join(root, "apply-lib"), n, "first", false);
+    const updateLib = libraryStack(path.join(root, "update-lib"), n, "second", false);
+    const planFloor = floorStack(path.join(root, "plan-floor"), planTokens, "first", false);
+    const applyFloor = floorStack(path.join(root, "apply-floor"), n, "first", true);
+    const updateFloor = floorStack(path.join(root, "update-floor"), n, "second", true);
+    // Each variant's configuration, kept outside the folders Terraform reads (the scripts' asset
+    // is the same file in both: the update's configuration refers to the apply folder's copy).
+    const configs = {
+      libFirst: path.join(root, "lib-first.json"),
+      libSecond: path.join(updateLib, "cdk.tf.json"),
+      floorFirst: path.join(root, "floor-first.json"),
+      floorSecond: path.join(updateFloor, "main.tf.json"),
+    };
+    copyFileSync(path.join(applyLib, "cdk.tf.json"), configs.libFirst);
+    copyFileSync(path.join(applyFloor, "main.tf.json"), configs.floorFirst);
+    const runner = (dir: string, emulator: RunningEmulator) =>
+      new TerraformRunner(dir, { doubles, env: { ...baseEnv, GPUCLOUD_BASE_URL: emulator.url }, timeoutMs: 900_000 });
+    for (const dir of [planLib, applyLib, planFloor, applyFloor]) await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
+
+    /** The steady plan's median wall time at each latency. */
+    const steadyPlan = new Map<number, number>();
+    for (const latencyMs of latencies) {
+      const setting: Setting = { latencyMs, others, maxPageSize };
+
+      // The steady plan.
+      {
+        const emulator = await emulatorFor(setting);
+        try {
+          freshState(planLib);
+          freshState(planFloor);
+          const lib = runner(planLib, emulator);
+          const floor = runner(planFloor, emulator);
+          for (const r of [lib, floor]) {
+            await r.apply({ check: true });
+            await r.apply({ check: true });
+          }
+          const libMs: number[] = [];
+          const floorMs: number[] = [];
+          let cost: Cost | undefined;
+          for (let i = 0; i < Math.max(runs, 3); i++) {
+            emulator.resetStats();
+            const l = await lib.plan({ detailedExitCode: true, check: true });
+            if (l.exitCode !== 0) throw new Error(`the library's steady plan is not empty:\n${l.stdout}`);
+            cost ??= costOf(emulator);
+            const f = await floor.plan({ detailedExitCode: true, check: true });
+            libMs.push(l.durationMs);
+            floorMs.push(f.durationMs);
+          }
+          printRow({ what: `steady plan, ${planTokens} tokens + 1 lookup`, latencyMs, cost: cost!, library: libMs, floor: floorMs });
+          steadyPlan.set(latencyMs, median(libMs));
+        } finally {
+          await emulator.close();
+        }
+      }
+
+      if (flag("plans-only")) continue;
+      // The first apply and the update of every description, from fresh state each run.
+      const first: { lib: number[]; floor: number[]; cost?: Cost } = { lib: [], floor: [] };
+      const update: { lib: number[]; floor: number[]; cost?: Cost } = { lib: [], floor: [] };
+      for (let r = 0; r < runs; r++) {
+        const emulator = await emulatorFor(setting);
+        try {
+          freshState(applyLib);
+          freshState(applyFloor);
+          copyFileSync(configs.libFirst, path.join(applyLib, "cdk.tf.json"));
+          copyFileSync(configs.floorFirst, path.join(applyFloor, "main.tf.json"));
+          const lib = runner(applyLib, emulator);
+          const floor = runner(applyFloor, emulator);
+          emulator.resetStats();
+          const a = await lib.apply({ check: true });
+          first.cost ??= costOf(emulator);
+          first.lib.push(a.durationMs);
+          first.floor.push((await floor.apply({ check: true })).durationMs);
+
+          // The update: the same folders, every description changed.
+          copyFileSync(configs.libSecond, path.join(applyLib, "cdk.tf.json"));
+          copyFileSync(configs.floorSecond, path.join(applyFloor, "main.tf.json"));
+          emulator.resetStats();
+          const u = await lib.apply({ check: true });
+          update.cost ??= costOf(emulator);
+          update.lib.push(u.durationMs);
+          update.floor.push((await floor.apply({ check: true })).durationMs);
+          const tokens = emulator.tokens().filter((t) => t.name.startsWith("scale-"));
+          if (tokens.length !== n) throw new Error(`expected ${n} tokens after the applies, found ${tokens.length}`);
+        } finally {
+          await emulator.close();
+        }
+      }
+      printRow({ what: `first apply, ${n} tokens`, latencyMs, cost: first.cost!, library: first.lib, floor: first.floor });
+      printRow({ what: `every description of the ${n} changed`, latencyMs, cost: update.cost!, library: update.lib, floor: update.floor });
+    }
+
+    // The same plan at 0 ms and at a latency differ by the round trips it waits for one after
+    // another; unlike the difference to the floor, this leaves out the library's own CPU time,
+    // which a loaded machine inflates.
+    const atZero = steadyPlan.get(0);
+    for (const [latencyMs, ms] of steadyPlan) {
+      if (latencyMs > 0 && atZero !== undefined) {
+        console.log(`\nsteady plan: (library at ${latencyMs} ms - library at 0 ms) / ${latencyMs} ms = ${((ms - atZero) / latencyMs).toFixed(1)} round trips waited for in sequence`);
+      }
+    }
+
+    if (flag("rate-limited")) {
+      // As in issue 24: 300 other tokens, 20 requests/s and 10 logins/min per user, no latency.
+      const rateLimit = { requestsPerSecond: 20, loginsPerMinute: 10 };
+      const emulator = await emulatorFor({ latencyMs: 0, others: 300, maxPageSize, rateLimit });
+      try {
+        freshState(applyLib);
+        freshState(applyFloor);
+        copyFileSync(configs.libFirst, path.join(applyLib, "cdk.tf.json"));
+        copyFileSync(configs.floorFirst, path.join(applyFloor, "main.tf.json"));
+        const lib = runner(applyLib, emulator);
+        emulator.resetStats();
+        const a = await lib.apply();
+        const cost = costOf(emulator);
+        const tokens = emulator.tokens().filter((t) => t.name.startsWith("scale-"));
+        const names = new Set(tokens.map((t) => t.name));
+        const floorMs = (await runner(applyFloor, emulator).apply({ check: true })).durationMs;
+        printRow({
+          what: `first apply, ${n} tokens, 300 others, 20 requests/s and 10 logins/min`,
+          latencyMs: 0,
+          cost,
+          library: [a.durationMs],
+          floor: [floorMs],
+          note: `exit ${a.exitCode}; ${names.size} of ${n} created, ${tokens.length - names.size} duplicates`,
+        });
+      } finally {
+        await emulator.close();
+      }
+    }
+  } finally {
+    await doubles.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exitCode = 1;
+});
