@@ -236,16 +236,21 @@ export async function tokenInventory(input: RuntimeContext, query: Record<string
         ctx,
         baseUrl,
         async (client) => {
-          // The catalog read runs beside the walk: a plan waits for the longer of the two. Each
-          // side's failure names the constructs that read through it.
-          const [tokens, errors] = await Promise.all([
-            groupTokens.length > 0 ? allTokens(client, ctx).catch((err: unknown) => Promise.reject(named(err, groupTokens))) : undefined,
-            answerLookups(client, groupLookups, ctx.out, result).catch((err: unknown) => Promise.reject(named(err, groupLookups))),
+          // The catalog read runs beside the walk: a plan waits for the longer of the two. Both are
+          // waited for, so that a failed walk is never hidden behind the catalog's failure (which,
+          // with tokens in the read, would not fail it); each failure names its constructs.
+          const [walk, catalog] = await Promise.allSettled([
+            groupTokens.length > 0 ? allTokens(client, ctx) : Promise.resolve(undefined),
+            answerLookups(client, groupLookups, ctx.out, result),
           ]);
-          if (tokens !== undefined) {
-            for (const m of groupTokens) observeManaged(ctx, m, tokens, applied.get(m.key), afterWrite, warnings, result);
+          if (walk.status === "rejected") {
+            throw named(walk.reason, catalog.status === "rejected" && isAccountError(catalog.reason) ? group : groupTokens);
           }
-          lookupErrors.push(...errors);
+          if (catalog.status === "rejected") throw named(catalog.reason, groupLookups);
+          if (walk.value !== undefined) {
+            for (const m of groupTokens) observeManaged(ctx, m, walk.value, applied.get(m.key), afterWrite, warnings, result);
+          }
+          lookupErrors.push(...catalog.value);
         },
         envPrefix,
       );
