@@ -23,6 +23,7 @@ export function openNodeHttpSender(settings: HttpSenderSettings): HttpSender {
   function moduleFor(protocol: string): { module: typeof http; agent: http.Agent } {
     const secure = protocol === "https:";
     // node:https (and node:tls under it) only for an https: URL: loading it costs every run.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for https, see above
     const module = secure ? (require("node:https") as typeof https as unknown as typeof http) : http;
     let agent = agents.get(protocol);
     if (!agent) agents.set(protocol, (agent = new module.Agent(agentOptions)));

@@ -32,6 +32,7 @@ function launch(): void {
     }
   }
   // The script beside this file in lib/assets (a path, not a module of the sources: scripts/build.mjs bundles the two apart).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a file found at run time, not a module of the sources
   (require(path.join(__dirname, MAIN_FILE)) as { runScript(): void }).runScript();
 }
 

@@ -22,6 +22,7 @@ import { HANDOFF_DIR } from "./protocol";
 export const SESSION_FILE_PREFIX = "session-";
 
 /** Loaded on first use: the plan-time read, which only removes other runs' files, never loads it (see ./sha256.ts). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
 const crypto = (): typeof Crypto => require("node:crypto") as typeof Crypto;
 const SEAL = "aes-256-gcm";
 

@@ -12,7 +12,7 @@ import * as cdktnFlavour from "cdktf-gpucloud/cdktn";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 /**
  * cdk.tf.json without what differs by design: the "//" metadata (construct paths, cdk version)

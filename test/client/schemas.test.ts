@@ -9,10 +9,10 @@ type ZodMini = typeof import("zod/mini");
 function freshModules(before?: (z: ZodMini) => void): { schemas: SchemasModule; z: ZodMini } {
   let loaded: { schemas: SchemasModule; z: ZodMini } | undefined;
   jest.isolateModules(() => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+     
     const z = require("zod/mini") as ZodMini;
     before?.(z);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+     
     loaded = { schemas: require("../../src/client/schemas") as SchemasModule, z };
   });
   return loaded!;

@@ -5,7 +5,7 @@ export interface Reply {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   readonly json: any;
 }
 
