@@ -33,7 +33,11 @@ function log(line: string): void {
 }
 
 /** Runs a command, streaming its output (indented) unless quiet, with a hard timeout. */
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; quiet?: boolean; timeoutMs?: number }): Promise<Ran> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; quiet?: boolean; timeoutMs?: number },
+): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -168,11 +172,17 @@ async function main(): Promise<number> {
 
     const outputs = await run("terraform", ["output", "-json", "-no-color"], { cwd: stackDir, env: tfEnv, quiet: true });
     const values = JSON.parse(outputs.stdout) as Record<string, { value: unknown; sensitive: boolean }>;
-    log(`chosen flavor: ${String(values.flavor_name?.value)} (id ${String(values.flavor_id?.value)}), ${String(values.flavor_price?.value)} per hour`);
+    log(
+      `chosen flavor: ${String(values.flavor_name?.value)} (id ${String(values.flavor_id?.value)}), ${String(values.flavor_price?.value)} per hour`,
+    );
     log(`API token id: ${String(values.token_id?.value)} (its value is a sensitive output and is not printed)`);
 
     log("terraform plan (second deploy, nothing changed)");
-    const plan = await run("terraform", ["plan", "-input=false", "-no-color", "-detailed-exitcode"], { cwd: stackDir, env: tfEnv, quiet: true });
+    const plan = await run("terraform", ["plan", "-input=false", "-no-color", "-detailed-exitcode"], {
+      cwd: stackDir,
+      env: tfEnv,
+      quiet: true,
+    });
     if (plan.code === 0) {
       log("second plan: no changes");
     } else {

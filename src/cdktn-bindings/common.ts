@@ -2,8 +2,16 @@ import { TerraformProvider, stringToTerraform, type TerraformMetaArguments, type
 import type { Construct } from "constructs";
 
 /** The provider releases the prebuilt cdktf packages are generated from (see README.md). */
-export const NULL_PROVIDER: TerraformProviderGeneratorMetadata = { providerName: "null", providerVersion: "3.2.4", providerVersionConstraint: "~> 3.0" };
-export const EXTERNAL_PROVIDER: TerraformProviderGeneratorMetadata = { providerName: "external", providerVersion: "2.3.5", providerVersionConstraint: "~> 2.1" };
+export const NULL_PROVIDER: TerraformProviderGeneratorMetadata = {
+  providerName: "null",
+  providerVersion: "3.2.4",
+  providerVersionConstraint: "~> 3.0",
+};
+export const EXTERNAL_PROVIDER: TerraformProviderGeneratorMetadata = {
+  providerName: "external",
+  providerVersion: "2.3.5",
+  providerVersionConstraint: "~> 2.1",
+};
 
 /** The meta-arguments of a resource or data source config, as its base class takes them. */
 export function metaArguments(config: TerraformMetaArguments): TerraformMetaArguments {

@@ -154,7 +154,8 @@ function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
     const text = values[option as "gpu-count"];
     if (text === undefined) return undefined;
     const n = Number(text);
-    if (text.trim() === "" || !Number.isInteger(n) || n < 1) throw new UsageError(`--${option} must be a whole number of at least 1, got "${text}"`);
+    if (text.trim() === "" || !Number.isInteger(n) || n < 1)
+      throw new UsageError(`--${option} must be a whole number of at least 1, got "${text}"`);
     return n;
   };
   let maxPricePerHour: number | undefined;

@@ -12,19 +12,15 @@
  * (a script run sets one for all its requests, and clients of one run share it); without it,
  * each operation gets `totalTimeoutMs` from its start.
  */
-import { createWithoutDuplicate, DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS, DEFAULT_CREATE_SETTLE_WINDOW_MS } from "./ambiguous-create";
+import {
+  createWithoutDuplicate,
+  DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS,
+  DEFAULT_CREATE_SETTLE_WINDOW_MS,
+} from "./ambiguous-create";
 import { resolveCredentials } from "./credentials";
 import type { Credentials, ResolvedCredentials } from "./credentials";
 import { GpuCloudError } from "./errors";
-import {
-  CREATE_TOKEN,
-  LIST_TOKENS,
-  createTokenCall,
-  listFlavorsCall,
-  listTokensCall,
-  newestNamed,
-  updateTokenCall,
-} from "./operations";
+import { CREATE_TOKEN, LIST_TOKENS, createTokenCall, listFlavorsCall, listTokensCall, newestNamed, updateTokenCall } from "./operations";
 import type { TokenInput } from "./operations";
 import { ListingPlan, walkAllTokens, walkTokensSince } from "./pagination";
 import type { ListAllTokensOptions, ListTokensParams, TokensSinceOptions, WalkEnvironment } from "./pagination";
@@ -188,16 +184,19 @@ export class ApiClient {
     if (options.connections !== undefined && !(Number.isInteger(options.connections) && options.connections >= 1)) {
       fail("connections must be a positive integer");
     }
-    this.transport = new HttpTransport({
-      baseUrl: this.baseUrl,
-      connectTimeoutMs,
-      requestTimeoutMs,
-      connections: options.connections,
-      userAgent,
-      redactor: this.redactor,
-      now: this.now,
-      authDetail: (call, how, said) => this.session.authDetail(call, how, said),
-    }, openSender);
+    this.transport = new HttpTransport(
+      {
+        baseUrl: this.baseUrl,
+        connectTimeoutMs,
+        requestTimeoutMs,
+        connections: options.connections,
+        userAgent,
+        redactor: this.redactor,
+        now: this.now,
+        authDetail: (call, how, said) => this.session.authDetail(call, how, said),
+      },
+      openSender,
+    );
     this.session = new SessionManager(this.creds, this.transport, this.redactor, this.now, log, options.sessionStore);
     this.retryEnv = {
       policy: this.retry,
@@ -205,12 +204,19 @@ export class ApiClient {
       sleep: this.sleepFn,
       random: this.random,
       log,
-      budgetMs: this.fixedDeadline !== undefined && options.totalTimeoutMs === undefined ? Math.max(0, this.fixedDeadline - this.now()) : this.totalTimeoutMs,
+      budgetMs:
+        this.fixedDeadline !== undefined && options.totalTimeoutMs === undefined
+          ? Math.max(0, this.fixedDeadline - this.now())
+          : this.totalTimeoutMs,
       onThrottled: () => {
         this.throttledUntil = this.now() + THROTTLED_SERIAL_MS;
       },
-      rateLimitAdvice: typeof options.rateLimitAdvice === "string" && options.rateLimitAdvice.trim() !== "" ? options.rateLimitAdvice.trim() : undefined,
-      target: typeof options.baseUrlSource === "string" && options.baseUrlSource.trim() !== "" ? `${this.baseUrl} (${options.baseUrlSource.trim()})` : this.baseUrl,
+      rateLimitAdvice:
+        typeof options.rateLimitAdvice === "string" && options.rateLimitAdvice.trim() !== "" ? options.rateLimitAdvice.trim() : undefined,
+      target:
+        typeof options.baseUrlSource === "string" && options.baseUrlSource.trim() !== ""
+          ? `${this.baseUrl} (${options.baseUrlSource.trim()})`
+          : this.baseUrl,
     };
   }
 
@@ -237,8 +243,10 @@ export class ApiClient {
   async login(): Promise<LoginInfo | undefined> {
     if (this.creds.kind === "api-token") return undefined;
     const deadline = this.startDeadline(LOGIN_OPERATION);
-    const session = await retryUntilDeadline(this.retryEnv, { operation: LOGIN_OPERATION, label: "POST /authenticate/login", deadline }, () =>
-      this.session.ensure(deadline),
+    const session = await retryUntilDeadline(
+      this.retryEnv,
+      { operation: LOGIN_OPERATION, label: "POST /authenticate/login", deadline },
+      () => this.session.ensure(deadline),
     );
     return { username: session.username, email: session.email, renewAt: session.renewAt };
   }
@@ -360,7 +368,11 @@ export class ApiClient {
     const wanted = sorted
       ? ({ limit: NEWEST_PAGE_SIZE, offset: 0, sortField: "created_at", sortOrder: "desc" } as const)
       : { limit: NEWEST_PAGE_SIZE, offset: 0 };
-    const page = await this.listing.fetch((params) => this.send(listTokensCall(params), deadline), wanted, (line) => this.log(line));
+    const page = await this.listing.fetch(
+      (params) => this.send(listTokensCall(params), deadline),
+      wanted,
+      (line) => this.log(line),
+    );
     if (sorted) this.listing.noticeOrder(page.tokens, "created_at", "desc", (line) => this.log(line));
     return page;
   }

@@ -245,7 +245,6 @@ function describeRegion(region: RegionOffer): string {
       const note = outOfStock.length > 0 ? ` (${outOfStock.map((n) => `${m.label} x${n}`).join(", ")} out of stock)` : "";
       return `${m.label} ${counts.map((n) => `x${n}`).join("/")} from ${formatPrice(m.minPrice)}${note}`;
     });
-  const stockNote =
-    unknownStock === 0 ? "" : `; ${unknownStock} product${unknownStock === 1 ? " has" : "s have"} no stock information`;
+  const stockNote = unknownStock === 0 ? "" : `; ${unknownStock} product${unknownStock === 1 ? " has" : "s have"} no stock information`;
   return `${head} offers: ${entries.join(", ")}${stockNote}`;
 }

@@ -34,5 +34,18 @@ export {
   LoginResponseSchema,
 } from "./schemas";
 export type { ApiToken, Flavor, FlavorRegionGroup, LoginData, TokenList, EnvelopeBase } from "./schemas";
-export { selectFlavors, describeOffer, describeFilter, isSpotFlavor, gpuModel, gpuMatches, compareFlavors, regionIdsOf, askedRegions, wantedRegions, wantedGpus, formatPrice } from "./flavor-filter";
+export {
+  selectFlavors,
+  describeOffer,
+  describeFilter,
+  isSpotFlavor,
+  gpuModel,
+  gpuMatches,
+  compareFlavors,
+  regionIdsOf,
+  askedRegions,
+  wantedRegions,
+  wantedGpus,
+  formatPrice,
+} from "./flavor-filter";
 export type { FlavorFilter } from "./flavor-filter";

@@ -67,7 +67,10 @@ export function openNodeHttpSender(settings: HttpSenderSettings): HttpSender {
         // A reused connection is connected already; a new one gets the connect timeout, TLS
         // handshake included, as undici's does.
         if (!socket.connecting) return;
-        connectTimer = setTimeout(() => fail(codedError(`connect timed out after ${settings.connectTimeoutMs} ms`, CONNECT_TIMEOUT_CODE)), settings.connectTimeoutMs);
+        connectTimer = setTimeout(
+          () => fail(codedError(`connect timed out after ${settings.connectTimeoutMs} ms`, CONNECT_TIMEOUT_CODE)),
+          settings.connectTimeoutMs,
+        );
         socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
       });
       request.on("response", (response) => {
@@ -81,7 +84,9 @@ export function openNodeHttpSender(settings: HttpSenderSettings): HttpSender {
           else chunks.push(chunk);
         });
         response.on("error", (error) => settle(error));
-        response.on("end", () => settle(undefined, { status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString("utf8") }));
+        response.on("end", () =>
+          settle(undefined, { status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString("utf8") }),
+        );
         // Closed before its end without an error of its own (the request's error, if any, came first).
         response.on("close", () => settle(codedError("the connection closed before the response was complete", "ECONNRESET")));
       });

@@ -26,7 +26,8 @@ function invalid(operation: string, detail: string): never {
 }
 
 export function listFlavorsCall(regionId: string | undefined): HttpCall<FlavorRegionGroup[]> {
-  if (regionId !== undefined && (typeof regionId !== "string" || regionId === "")) invalid(LIST_FLAVORS, "regionId must be a non-empty string");
+  if (regionId !== undefined && (typeof regionId !== "string" || regionId === ""))
+    invalid(LIST_FLAVORS, "regionId must be a non-empty string");
   return { operation: LIST_FLAVORS, method: "GET", path: "/flavors", query: { region_id: regionId }, decode: decodeFlavors };
 }
 
@@ -34,9 +35,16 @@ export function listTokensCall(params: ListTokensParams): HttpCall<TokenList> {
   const { limit, offset, sortField, sortOrder } = params;
   if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) invalid(LIST_TOKENS, "limit must be a positive integer");
   if (offset !== undefined && !(Number.isInteger(offset) && offset >= 0)) invalid(LIST_TOKENS, "offset must be a non-negative integer");
-  if (sortField !== undefined && (typeof sortField !== "string" || sortField === "")) invalid(LIST_TOKENS, "sortField must be a non-empty string");
+  if (sortField !== undefined && (typeof sortField !== "string" || sortField === ""))
+    invalid(LIST_TOKENS, "sortField must be a non-empty string");
   if (sortOrder !== undefined && sortOrder !== "asc" && sortOrder !== "desc") invalid(LIST_TOKENS, 'sortOrder must be "asc" or "desc"');
-  return { operation: LIST_TOKENS, method: "GET", path: "/api-tokens", query: { limit, offset, sortField, sortOrder }, decode: decodeTokenList };
+  return {
+    operation: LIST_TOKENS,
+    method: "GET",
+    path: "/api-tokens",
+    query: { limit, offset, sortField, sortOrder },
+    decode: decodeTokenList,
+  };
 }
 
 export function createTokenCall(input: TokenInput): HttpCall<ApiToken> {

@@ -75,7 +75,11 @@ export class ListingPlan {
   private saidUnsorted = false;
 
   /** Fetches a page with what the server accepts; drops sort, then limit, when it refuses them. */
-  async fetch(fetchPage: (params: ListTokensParams) => Promise<TokenList>, wanted: ListTokensParams, log: (line: string) => void): Promise<TokenList> {
+  async fetch(
+    fetchPage: (params: ListTokensParams) => Promise<TokenList>,
+    wanted: ListTokensParams,
+    log: (line: string) => void,
+  ): Promise<TokenList> {
     for (;;) {
       const params: ListTokensParams = {
         offset: wanted.offset,
@@ -86,7 +90,9 @@ export class ListingPlan {
         return await fetchPage(params);
       } catch (e) {
         const refused = e instanceof GpuCloudError && e.kind === "validation" && e.httpStatus !== undefined;
-        const said = refused ? `${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}${e.serverMessage ? `: ${e.serverMessage}` : ""}` : "";
+        const said = refused
+          ? `${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}${e.serverMessage ? `: ${e.serverMessage}` : ""}`
+          : "";
         if (refused && this.sendSort && (wanted.sortField !== undefined || wanted.sortOrder !== undefined)) {
           this.sendSort = false;
           log(`GET /api-tokens: the server refused sortField/sortOrder (${said}); listing in the server's own order from now on`);
@@ -103,7 +109,12 @@ export class ListingPlan {
   }
 
   /** Says once when pages do not come back in the order asked for (harmless: the overlap check does not rely on it). */
-  noticeOrder(tokens: readonly ApiToken[], sortField: string | undefined, sortOrder: "asc" | "desc" | undefined, log: (line: string) => void): void {
+  noticeOrder(
+    tokens: readonly ApiToken[],
+    sortField: string | undefined,
+    sortOrder: "asc" | "desc" | undefined,
+    log: (line: string) => void,
+  ): void {
     if (this.saidUnsorted || !this.sendSort || sortField === undefined || isOrdered(tokens, sortField, sortOrder ?? "asc")) return;
     this.saidUnsorted = true;
     log(`GET /api-tokens: the server does not return tokens ordered by ${sortField} ${sortOrder ?? "asc"}; relying on overlapping pages`);
@@ -162,7 +173,12 @@ export async function walkAllTokens(env: WalkEnvironment, options: ListAllTokens
   const maxPages = options.maxPages ?? 10_000;
   const maxWalks = options.maxWalks ?? DEFAULT_MAX_WALKS;
   const concurrency = options.concurrency ?? DEFAULT_WALK_CONCURRENCY;
-  for (const [name, value] of [["pageSize", pageSize], ["maxPages", maxPages], ["maxWalks", maxWalks], ["concurrency", concurrency]] as const) {
+  for (const [name, value] of [
+    ["pageSize", pageSize],
+    ["maxPages", maxPages],
+    ["maxWalks", maxWalks],
+    ["concurrency", concurrency],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new GpuCloudError({ operation: LIST_TOKENS, kind: "validation", detail: `${name} must be a positive integer` });
     }
@@ -360,11 +376,19 @@ export interface TokensSinceOptions {
  * Undefined when the server does not list by `created_at` descending (it refused or ignored the
  * sort): then only a full walk can tell what is new.
  */
-export async function walkTokensSince(env: WalkEnvironment, since: number, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
+export async function walkTokensSince(
+  env: WalkEnvironment,
+  since: number,
+  options: TokensSinceOptions = {},
+): Promise<ApiToken[] | undefined> {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const maxPages = options.maxPages ?? 10_000;
   const maxWalks = options.maxWalks ?? DEFAULT_MAX_WALKS;
-  for (const [name, value] of [["pageSize", pageSize], ["maxPages", maxPages], ["maxWalks", maxWalks]] as const) {
+  for (const [name, value] of [
+    ["pageSize", pageSize],
+    ["maxPages", maxPages],
+    ["maxWalks", maxWalks],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1) {
       throw new GpuCloudError({ operation: LIST_TOKENS, kind: "validation", detail: `${name} must be a positive integer` });
     }
@@ -384,7 +408,11 @@ export async function walkTokensSince(env: WalkEnvironment, since: number, optio
     let previousLast: ApiToken | undefined;
     for (let page = 1; ; page++) {
       if (page > maxPages) {
-        throw new GpuCloudError({ operation: LIST_TOKENS, kind: "protocol", detail: `gave up after ${maxPages} pages of the newest tokens (offset ${offset})` });
+        throw new GpuCloudError({
+          operation: LIST_TOKENS,
+          kind: "protocol",
+          detail: `gave up after ${maxPages} pages of the newest tokens (offset ${offset})`,
+        });
       }
       if (!env.plan.ordered) return undefined;
       const { tokens, total } = await env.plan.fetch(env.fetchPage, { ...wanted, offset }, env.log);

@@ -174,7 +174,10 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
     const lastError = own ? err.detail : err.message;
     if (err.code === DEADLINE_CODE && own) {
       const after = n > 1 ? ` after ${n - 1} attempt${n === 2 ? "" : "s"}` : "";
-      throw err.with({ detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})${advice(throttled)}`, attempts: n > 1 ? n - 1 : undefined });
+      throw err.with({
+        detail: `the time budget of ${formatSeconds(env.budgetMs)} is used up${after} (${err.detail})${advice(throttled)}`,
+        attempts: n > 1 ? n - 1 : undefined,
+      });
     }
     throttled = err.kind === "rate-limited";
     if (throttled) env.onThrottled?.();
@@ -182,7 +185,11 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
       throw n > 1 ? err.with({ attempts: n }) : err;
     }
     if (n >= max) {
-      throw err.with({ operation, detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(throttled)}`, attempts: n });
+      throw err.with({
+        operation,
+        detail: `${lastError} (gave up after ${n} attempts in ${formatSeconds(elapsed)})${advice(throttled)}`,
+        attempts: n,
+      });
     }
     const delay = err.retryAfterMs ?? backoffDelayMs(n, env.policy, env.random);
     if (isUnreachable(err)) {

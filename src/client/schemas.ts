@@ -56,12 +56,20 @@ function lazySchema<T>(build: () => T): () => T {
 
 /** An optional field (an optional key in the inferred type) where `null` means the same as absent. */
 function optional<T extends z.ZodMiniType>(schema: T) {
-  return z.optional(z.pipe(z.nullish(schema), z.transform((v: z.output<T> | null | undefined) => (v === null ? undefined : v))));
+  return z.optional(
+    z.pipe(
+      z.nullish(schema),
+      z.transform((v: z.output<T> | null | undefined) => (v === null ? undefined : v)),
+    ),
+  );
 }
 
 /** An optional field with a default for absent and `null` (a required key in the inferred type). */
 function withDefault<T extends z.ZodMiniType>(schema: T, fallback: NonNullable<z.output<T>>) {
-  return z.pipe(z.nullish(schema), z.transform((v: z.output<T> | null | undefined) => v ?? fallback));
+  return z.pipe(
+    z.nullish(schema),
+    z.transform((v: z.output<T> | null | undefined) => v ?? fallback),
+  );
 }
 
 /** A safe integer (zod's `int`: no fractions, no values beyond ±2^53-1). */

@@ -45,7 +45,13 @@ export interface SessionStore {
    */
   share(
     login: () => Promise<Session>,
-    opts: { readonly username: string; readonly secret: string; readonly now: () => number; readonly deadline: number; readonly rejected?: string },
+    opts: {
+      readonly username: string;
+      readonly secret: string;
+      readonly now: () => number;
+      readonly deadline: number;
+      readonly rejected?: string;
+    },
   ): Promise<{ readonly session: Session; readonly reused: boolean }>;
 }
 
@@ -76,7 +82,9 @@ export class SessionManager {
       return await this.transport.exchange(call, first.headers, deadline);
     } catch (e) {
       if (!(e instanceof GpuCloudError) || e.kind !== "auth" || first.session === undefined) throw e;
-      this.log(`access token rejected by ${call.method} ${call.path} (${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}); logging in again`);
+      this.log(
+        `access token rejected by ${call.method} ${call.path} (${e.httpStatus !== undefined && e.httpStatus >= 300 ? `HTTP ${e.httpStatus}` : "status false"}); logging in again`,
+      );
       if (this.session === first.session) this.session = undefined;
       this.rejected = first.session.accessToken;
     }

@@ -80,7 +80,13 @@ export class HttpTransport {
     if (this.isClosed) throw new GpuCloudError({ operation, kind: "validation", detail: "the client is closed" });
     const remaining = deadline - this.options.now();
     if (remaining < MIN_ATTEMPT_MS) {
-      throw new GpuCloudError({ operation, kind: "timeout", retryable: false, code: DEADLINE_CODE, detail: `no time left for ${call.method} ${call.path}` });
+      throw new GpuCloudError({
+        operation,
+        kind: "timeout",
+        retryable: false,
+        code: DEADLINE_CODE,
+        detail: `no time left for ${call.method} ${call.path}`,
+      });
     }
     const budget = Math.min(this.options.requestTimeoutMs, remaining);
     const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };
@@ -138,10 +144,13 @@ export class HttpTransport {
       }
     }
     if (isJson) harvestSecrets(json, redactor);
-    const record = isJson && json !== null && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+    const record =
+      isJson && json !== null && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
     const rawMessage = record?.message ?? (typeof record?.error === "string" ? record.error : undefined);
     const serverMessage = typeof rawMessage === "string" && rawMessage.trim() !== "" ? redactor.redact(rawMessage.trim()) : undefined;
-    const contentType = String(headers["content-type"] ?? "no content type").split(";")[0]!.trim();
+    const contentType = String(headers["content-type"] ?? "no content type")
+      .split(";")[0]!
+      .trim();
     const describeBody = () => (text.trim() === "" ? "an empty body" : `a non-JSON body (${contentType}): "${snippet(text, redactor)}"`);
     const retryAfter = () => parseRetryAfterMs(headers["retry-after"], this.options.now());
 
@@ -151,7 +160,9 @@ export class HttpTransport {
       const c = classifyStatus(status, call.isLogin === true);
       let detail = `HTTP ${status} from ${request}${said}`;
       if (c.kind === "auth") {
-        detail = this.options.authDetail(call, `HTTP ${status}`, serverMessage) + (serverMessage === undefined && !isJson ? ` with ${describeBody()}` : "");
+        detail =
+          this.options.authDetail(call, `HTTP ${status}`, serverMessage) +
+          (serverMessage === undefined && !isJson ? ` with ${describeBody()}` : "");
       }
       if (status === 404 && !isJson) detail += " (is baseUrl right?)";
       throw new GpuCloudError({
@@ -166,7 +177,12 @@ export class HttpTransport {
       });
     }
     if (!isJson) {
-      throw new GpuCloudError({ operation, kind: "protocol", httpStatus: status, detail: `HTTP ${status} from ${request} with ${describeBody()}` });
+      throw new GpuCloudError({
+        operation,
+        kind: "protocol",
+        httpStatus: status,
+        detail: `HTTP ${status} from ${request} with ${describeBody()}`,
+      });
     }
     // The common case first: one validation per response. Anything else (status false, a
     // malformed envelope, a malformed payload) takes the path below, which says which it was.
@@ -189,7 +205,8 @@ export class HttpTransport {
       const said = classifyStatusFalse(serverMessage);
       const c = call.isLogin && !said.retryable ? { kind: "auth" as const, retryable: false, ambiguous: false } : said;
       const what = serverMessage !== undefined ? `: ${serverMessage}` : " (no message)";
-      const detail = c.kind === "auth" ? this.options.authDetail(call, "status false", serverMessage) : `${request} failed (status false)${what}`;
+      const detail =
+        c.kind === "auth" ? this.options.authDetail(call, "status false", serverMessage) : `${request} failed (status false)${what}`;
       throw new GpuCloudError({
         operation,
         kind: c.kind,
@@ -282,12 +299,20 @@ function classifyStatus(status: number, isLogin: boolean): Classification {
  */
 function classifyStatusFalse(message: string | undefined): Classification {
   const m = message ?? "";
-  if (/\b(unauthori[sz]ed|unauthenticated|forbidden|token (is )?(expired|invalid)|(expired|invalid) token|not logged in|login required)\b/i.test(m)) {
+  if (
+    /\b(unauthori[sz]ed|unauthenticated|forbidden|token (is )?(expired|invalid)|(expired|invalid) token|not logged in|login required)\b/i.test(
+      m,
+    )
+  ) {
     return { kind: "auth", retryable: false, ambiguous: false };
   }
   if (/\b(rate limit|too many requests)/i.test(m)) return { kind: "rate-limited", retryable: true, ambiguous: false };
   if (/\b(not found|does not exist|no such)\b/i.test(m)) return { kind: "not-found", retryable: false, ambiguous: false };
-  if (/\b(internal (server )?error|bad gateway|gateway time-?out|service (temporarily )?unavailable|temporarily unavailable|timed? ?out|try again)\b/i.test(m)) {
+  if (
+    /\b(internal (server )?error|bad gateway|gateway time-?out|service (temporarily )?unavailable|temporarily unavailable|timed? ?out|try again)\b/i.test(
+      m,
+    )
+  ) {
     return { kind: "server", retryable: true, ambiguous: true };
   }
   return { kind: "validation", retryable: false, ambiguous: false };

@@ -41,7 +41,11 @@ export class GpuCloudAccount extends Construct {
     const kind = "GpuCloudAccount";
     const envPrefix = props.envPrefix ?? DEFAULT_ENV_PREFIX;
     if (typeof envPrefix !== "string" || !isKnown(envPrefix)) {
-      throw propError(this, kind, "envPrefix must be a literal string (the prefix of environment variable names), not a Terraform expression");
+      throw propError(
+        this,
+        kind,
+        "envPrefix must be a literal string (the prefix of environment variable names), not a Terraform expression",
+      );
     }
     if (!ENV_PREFIX_PATTERN.test(envPrefix)) {
       throw propError(
@@ -52,7 +56,11 @@ export class GpuCloudAccount extends Construct {
       );
     }
     if (RESERVED_ENV_PREFIXES.includes(envPrefix)) {
-      throw propError(this, kind, `envPrefix "${envPrefix}" is reserved (the scripts' own inputs use it); choose another, e.g. "GPUCLOUD_PROD_"`);
+      throw propError(
+        this,
+        kind,
+        `envPrefix "${envPrefix}" is reserved (the scripts' own inputs use it); choose another, e.g. "GPUCLOUD_PROD_"`,
+      );
     }
     checkBaseUrl(this, kind, props.baseUrl, accountEnv(envPrefix));
     this.envPrefix = envPrefix;

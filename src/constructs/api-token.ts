@@ -1,14 +1,7 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, TerraformStack, Token, ref, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import {
-  IN_SYNC,
-  InventoryResultField,
-  PLANNED_ID_ENV,
-  RuntimeCommand,
-  TokenEnv,
-  TokenTrigger,
-} from "../runtime/protocol";
+import { IN_SYNC, InventoryResultField, PLANNED_ID_ENV, RuntimeCommand, TokenEnv, TokenTrigger } from "../runtime/protocol";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
@@ -66,8 +59,6 @@ export interface ApiTokenProps {
 
 /** A destroy-time provisioner may only refer to `self`. */
 const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
-
-
 
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
@@ -188,7 +179,13 @@ export class ApiToken extends Construct {
     const stack = TerraformStack.of(this);
     const attributeExpression = (field: string) => inventory.attributeExpression(key, field);
     this.idExpression = attributeExpression(InventoryResultField.ID);
-    TokenRoster.of(this).add(this, { name: props.name, previousNames, idExpression: this.idExpression, envPrefix, lookupErrors: inventory.lookupErrors });
+    TokenRoster.of(this).add(this, {
+      name: props.name,
+      previousNames,
+      idExpression: this.idExpression,
+      envPrefix,
+      lookupErrors: inventory.lookupErrors,
+    });
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
       const value = attributeExpression(field);

@@ -29,7 +29,10 @@ export function validateFlavorFilter(scope: Construct, kind: string, props: Flav
       throw fail(`${name} must be a non-empty string when given`);
     }
   }
-  for (const [single, list] of [["regionId", "regionIds"], ["gpu", "gpus"]] as const) {
+  for (const [single, list] of [
+    ["regionId", "regionIds"],
+    ["gpu", "gpus"],
+  ] as const) {
     if (props[single] !== undefined && props[list] !== undefined) {
       throw fail(`give ${single} or ${list}, not both`);
     }

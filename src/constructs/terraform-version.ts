@@ -47,7 +47,15 @@ export function requireTerraformVersion(scope: Construct, minimum: string): void
       const ours = `>= ${state.version}`;
       const app = appConstraint(stack);
       // A second synthesis finds the merged value: ours is already part of it.
-      const merged = app === undefined || app === ours ? ours : app.split(",").map((c) => c.trim()).includes(ours) ? app : `${app}, ${ours}`;
+      const merged =
+        app === undefined || app === ours
+          ? ours
+          : app
+                .split(",")
+                .map((c) => c.trim())
+                .includes(ours)
+            ? app
+            : `${app}, ${ours}`;
       stack.addOverride("terraform.required_version", merged);
     },
   });

@@ -74,7 +74,11 @@ export class TokenRoster extends Construct {
           Object.fromEntries(
             this.tokens.map((t) => [
               terraformLiteral(t.path),
-              { name: terraformLiteral(t.name), id: `\${${t.idExpression}}`, ...(t.envPrefix !== undefined ? { env_prefix: t.envPrefix } : {}) },
+              {
+                name: terraformLiteral(t.name),
+                id: `\${${t.idExpression}}`,
+                ...(t.envPrefix !== undefined ? { env_prefix: t.envPrefix } : {}),
+              },
             ]),
           ),
       }),
@@ -92,7 +96,9 @@ export class TokenRoster extends Construct {
     if (this.tokens.length === 0) {
       // With tokens, the stack's read reports a failing lookup in its result instead of failing, so that a
       // plan of tokens (-target) goes on; a full plan fails here, with the lookups' own message.
-      this.roster.addOverride("lifecycle.precondition", [{ condition: `\${${token.lookupErrors} == ""}`, error_message: `\${${token.lookupErrors}}` }]);
+      this.roster.addOverride("lifecycle.precondition", [
+        { condition: `\${${token.lookupErrors} == ""}`, error_message: `\${${token.lookupErrors}}` },
+      ]);
     }
     this.tokens.push({
       path: owner.node.path,

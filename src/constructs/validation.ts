@@ -27,7 +27,7 @@ export function isKnown(value: unknown): boolean {
  * (`https://user:password@host`), even when the text is too malformed to be parsed as a URL.
  */
 function quotedUrl(text: string): string {
-  return text.includes("@") ? "a value with an \"@\" (not shown: it may hold a credential)" : `"${text}"`;
+  return text.includes("@") ? 'a value with an "@" (not shown: it may hold a credential)' : `"${text}"`;
 }
 
 /** A non-secret http(s) URL: userinfo would put a credential into cdk.tf.json. */

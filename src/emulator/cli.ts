@@ -83,7 +83,10 @@ function accountsFromEnv(env: NodeJS.ProcessEnv): EmulatorUser[] {
     const user = accountFromEnv(env, prefix);
     if (!user) continue;
     const twice = users.find((u) => u.username === user.username);
-    if (twice) throw new UsageError(`${prefix}USERNAME names the user "${user.username}" of another account too (${twice.account}USERNAME): give each account its own user`);
+    if (twice)
+      throw new UsageError(
+        `${prefix}USERNAME names the user "${user.username}" of another account too (${twice.account}USERNAME): give each account its own user`,
+      );
     users.push(user);
   }
   return users;
@@ -173,7 +176,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
         break;
       case "--store-names": {
         const how = value();
-        if (!(STORE_NAMES as readonly string[]).includes(how)) throw new UsageError(`--store-names must be one of ${STORE_NAMES.join(", ")} (got "${how}")`);
+        if (!(STORE_NAMES as readonly string[]).includes(how))
+          throw new UsageError(`--store-names must be one of ${STORE_NAMES.join(", ")} (got "${how}")`);
         storeNames = how as StoreNames;
         break;
       }
@@ -234,7 +238,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   }
   io.out(`gpucloud emulator listening on ${emulator.url}`);
   const users = parsed.options.users;
-  io.out(users ? `users: ${users.map((u) => u.username).join(", ")}${users.length > 1 ? " (each its own account)" : ""}` : "users: demo (the built-in demo account: no --user, no GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD; see --help)");
+  io.out(
+    users
+      ? `users: ${users.map((u) => u.username).join(", ")}${users.length > 1 ? " (each its own account)" : ""}`
+      : "users: demo (the built-in demo account: no --user, no GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD; see --help)",
+  );
 
   await new Promise<void>((resolve) => {
     if (io.signal) {

@@ -94,9 +94,7 @@ const SERVER_ERROR_MESSAGES: Record<number, string> = {
   504: "gateway timeout",
 };
 
-const DEFAULT_USERS: readonly EmulatorUser[] = [
-  { username: "demo", password: "demo-password", email: "demo@example.test" },
-];
+const DEFAULT_USERS: readonly EmulatorUser[] = [{ username: "demo", password: "demo-password", email: "demo@example.test" }];
 
 class HttpError extends Error {
   constructor(
@@ -108,8 +106,7 @@ class HttpError extends Error {
   }
 }
 
-const unauthorized = (message: string): HttpError =>
-  new HttpError(401, message, { "www-authenticate": 'Bearer realm="gpucloud"' });
+const unauthorized = (message: string): HttpError => new HttpError(401, message, { "www-authenticate": 'Bearer realm="gpucloud"' });
 
 interface Reply {
   readonly status: number;
@@ -320,7 +317,9 @@ class Emulator {
       times.set(who, recent);
       this.stat.throttled += 1;
       const wait = Math.max(1, Math.ceil((recent[0]! + windowMs - now) / 1000));
-      throw new HttpError(429, `rate limit exceeded: at most ${limit} ${what} per user; retry after ${wait} s`, { "retry-after": String(wait) });
+      throw new HttpError(429, `rate limit exceeded: at most ${limit} ${what} per user; retry after ${wait} s`, {
+        "retry-after": String(wait),
+      });
     }
     recent.push(now);
     times.set(who, recent);
@@ -583,7 +582,9 @@ class Emulator {
     if (rawOrder !== "asc" && rawOrder !== "desc") throw new HttpError(400, 'sortOrder must be "asc" or "desc"');
     const sign = rawOrder === "asc" ? 1 : -1;
     const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
-    const all = [...this.store.values()].filter((t) => t.account === account).sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
+    const all = [...this.store.values()]
+      .filter((t) => t.account === account)
+      .sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
     const page = all.slice(offset, offset + limit).map((t) => ({ ...writeView(t), last_used: t.last_used }));
     return envelope(200, "API tokens retrieved", page, { total: all.length });
   }
@@ -701,11 +702,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         });
         res.end(outcome.body);
       }
-      log?.(`${method} ${logTarget(url)} ${outcome.status}${statusAsSent(outcome) !== outcome.status ? " (sent as 200)" : ""}${note} ${ms}ms`);
+      log?.(
+        `${method} ${logTarget(url)} ${outcome.status}${statusAsSent(outcome) !== outcome.status ? " (sent as 200)" : ""}${note} ${ms}ms`,
+      );
     };
     /** With `errorsAsHttp200`, a JSON error envelope goes out as HTTP 200 (`status: false` in the body). */
     const statusAsSent = (reply: Reply): number =>
-      reply.status >= 400 && reply.contentType.startsWith("application/json") && !isControl && emulator.faults.config.errorsAsHttp200 ? 200 : reply.status;
+      reply.status >= 400 && reply.contentType.startsWith("application/json") && !isControl && emulator.faults.config.errorsAsHttp200
+        ? 200
+        : reply.status;
 
     const body = await readBody(req);
     if (isControl) {
@@ -725,9 +730,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
           return finish("drop");
         case "rate-limit":
           return finish(
-            envelope(429, `rate limit exceeded; retry after ${action.retryAfter} s`, null, {}, {
-              "retry-after": String(action.retryAfter),
-            }),
+            envelope(
+              429,
+              `rate limit exceeded; retry after ${action.retryAfter} s`,
+              null,
+              {},
+              {
+                "retry-after": String(action.retryAfter),
+              },
+            ),
           );
         case "html":
           return finish({ status: 502, body: HTML_502, contentType: "text/html" });

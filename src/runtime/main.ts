@@ -70,7 +70,11 @@ export async function main(io: MainIo): Promise<number> {
     // Provisioners get the run in their environment; the stack's reads, in their query.
     run: io.env[TokenEnv.RUN] || undefined,
     sessionStore: (run, baseUrl, envPrefix) =>
-      runSessionStore(io.cwd, run, accountDigest(envPrefix, baseUrl), { waitMs: lockWaitMs(io.env), staleAfterMs: lockStaleAfterMs(io.env), onWait: out.info }),
+      runSessionStore(io.cwd, run, accountDigest(envPrefix, baseUrl), {
+        waitMs: lockWaitMs(io.env),
+        staleAfterMs: lockStaleAfterMs(io.env),
+        onWait: out.info,
+      }),
   };
   try {
     if (external) {

@@ -22,7 +22,11 @@ export async function preferFlavor(ctx: RuntimeContext, query: FlavorPreferenceQ
  * does not depend on the catalog changing between choices (the stack's read fetches once for all
  * its lookups).
  */
-export function answerPreference(groups: readonly FlavorRegionGroup[], choices: readonly FlavorFilter[], out: Output): FlavorPreferenceResult {
+export function answerPreference(
+  groups: readonly FlavorRegionGroup[],
+  choices: readonly FlavorFilter[],
+  out: Output,
+): FlavorPreferenceResult {
   for (const [index, filter] of choices.entries()) {
     const best = selectFlavors(groups, filter)[0];
     if (best === undefined) continue;

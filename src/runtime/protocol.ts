@@ -105,11 +105,7 @@ export function accountEnv(envPrefix: string): {
 export const SECRET_ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*_(?:PASSWORD|PASSWORD_MD5|API_TOKEN)$/;
 
 /** Names of secret variables, so that every output path can redact their values. */
-export const SECRET_ENV_NAMES: readonly string[] = [
-  CredentialEnv.PASSWORD,
-  CredentialEnv.PASSWORD_MD5,
-  CredentialEnv.API_TOKEN,
-];
+export const SECRET_ENV_NAMES: readonly string[] = [CredentialEnv.PASSWORD, CredentialEnv.PASSWORD_MD5, CredentialEnv.API_TOKEN];
 
 /**
  * The `token-inventory` query and result are flat maps (the external protocol allows nothing

@@ -46,7 +46,11 @@ export function runSessionStore(cwd: string, run: string, account: string, opts:
   return {
     async share(login, { username, secret, now, deadline, rejected }) {
       const identity = `${account}\n${username}\n${run}`;
-      const file = path.join(cwd, HANDOFF_DIR, `${SESSION_FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`);
+      const file = path.join(
+        cwd,
+        HANDOFF_DIR,
+        `${SESSION_FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`,
+      );
       const key = Buffer.from(crypto().hkdfSync("sha256", secret, run, `gpucloud run session\n${identity}`, 32));
       const usable = (s: Session | undefined): s is Session => s !== undefined && now() < s.renewAt && s.accessToken !== rejected;
       const stored = unseal(file, key, identity);
@@ -72,7 +76,12 @@ function seal(file: string, key: Buffer, identity: string, run: string, session:
   const cipher = crypto().createCipheriv(SEAL, key, iv);
   cipher.setAAD(Buffer.from(identity));
   const data = Buffer.concat([cipher.update(JSON.stringify(session), "utf8"), cipher.final()]);
-  const sealed: SealedSession = { run, iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") };
+  const sealed: SealedSession = {
+    run,
+    iv: iv.toString("base64"),
+    tag: cipher.getAuthTag().toString("base64"),
+    data: data.toString("base64"),
+  };
   writePrivateFile(file, JSON.stringify(sealed));
 }
 
@@ -85,7 +94,9 @@ function unseal(file: string, key: Buffer, identity: string): Session | undefine
     decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
     const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString("utf8");
     const session = JSON.parse(text) as Session;
-    return typeof session.accessToken === "string" && typeof session.refreshToken === "string" && typeof session.renewAt === "number" ? session : undefined;
+    return typeof session.accessToken === "string" && typeof session.refreshToken === "string" && typeof session.renewAt === "number"
+      ? session
+      : undefined;
   } catch {
     return undefined;
   }

@@ -59,7 +59,13 @@ function writeWalk(file: string, run: string, tokens: readonly Walked[]): void {
 }
 
 function lockOf(ctx: RuntimeContext) {
-  return { cwd: ctx.cwd, waitMs: lockWaitMs(ctx.env), staleAfterMs: lockStaleAfterMs(ctx.env), onWait: ctx.out.info, holder: "listing the API tokens for this terraform run" };
+  return {
+    cwd: ctx.cwd,
+    waitMs: lockWaitMs(ctx.env),
+    staleAfterMs: lockStaleAfterMs(ctx.env),
+    onWait: ctx.out.info,
+    holder: "listing the API tokens for this terraform run",
+  };
 }
 
 /**

@@ -31,9 +31,13 @@ const CONSTRUCT_OF: Readonly<Record<LookupKindName, string>> = {
 export function parseLookup(key: string, fields: ReadonlyMap<string, string>): StackLookup {
   const kind = fields.get(InventoryQueryField.LOOKUP);
   if (kind !== LookupKind.FLAVORS && kind !== LookupKind.FLAVOR_PREFERENCE) {
-    throw new ConfigError(`query.${key}.${InventoryQueryField.LOOKUP} must be "${LookupKind.FLAVORS}" or "${LookupKind.FLAVOR_PREFERENCE}", got "${kind}"`);
+    throw new ConfigError(
+      `query.${key}.${InventoryQueryField.LOOKUP} must be "${LookupKind.FLAVORS}" or "${LookupKind.FLAVOR_PREFERENCE}", got "${kind}"`,
+    );
   }
-  const query = Object.fromEntries([...fields].filter(([field]) => field !== InventoryQueryField.LOOKUP && field !== InventoryQueryField.PATH));
+  const query = Object.fromEntries(
+    [...fields].filter(([field]) => field !== InventoryQueryField.LOOKUP && field !== InventoryQueryField.PATH),
+  );
   const baseUrl = query[InventoryQueryField.BASE_URL];
   const envPrefix = query[InventoryQueryField.ENV_PREFIX];
   return {
@@ -69,7 +73,8 @@ export async function answerLookups(
   result: Record<string, string>,
 ): Promise<string[]> {
   const errors: string[] = [];
-  const fail = (lookup: StackLookup, err: unknown) => errors.push(`${lookupLabel(lookup)}: ${err instanceof Error ? err.message : String(err)}`);
+  const fail = (lookup: StackLookup, err: unknown) =>
+    errors.push(`${lookupLabel(lookup)}: ${err instanceof Error ? err.message : String(err)}`);
   const asked: Array<{ readonly lookup: StackLookup; readonly filters: FlavorFilter[] }> = [];
   for (const lookup of lookups) {
     try {
@@ -81,14 +86,18 @@ export async function answerLookups(
   if (asked.length === 0) return errors;
   let shared: FlavorRegionGroup[] | undefined;
   try {
-    shared = await fetchCatalog(client, asked.flatMap((a) => a.filters));
+    shared = await fetchCatalog(
+      client,
+      asked.flatMap((a) => a.filters),
+    );
   } catch (err) {
     if (!(err instanceof UnknownRegionError)) throw err;
   }
   for (const { lookup, filters } of asked) {
     try {
       const groups = shared ?? (await fetchCatalog(client, filters));
-      const answer = lookup.kind === LookupKind.FLAVORS ? answerFlavors(groups, filters[0], lookup.query) : answerPreference(groups, filters, out);
+      const answer =
+        lookup.kind === LookupKind.FLAVORS ? answerFlavors(groups, filters[0], lookup.query) : answerPreference(groups, filters, out);
       for (const [field, value] of Object.entries(answer)) result[inventoryKey(lookup.key, field)] = value;
     } catch (err) {
       fail(lookup, err);

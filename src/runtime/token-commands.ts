@@ -185,96 +185,109 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
     ctx,
     scope.baseUrl,
     (client) =>
-    withNameLock(ctx.cwd, apiUrl, name, lockWaitMs(ctx.env), ctx.out.info, async () => {
-      const tokens = await runTokens(ctx, client, api);
-      // By id when the destroy half learnt it: a token gone since is not replaced by another one
-      // that happens to have the old name (another deployment's, perhaps). By name only without an id.
-      const handedOver =
-        handoff === undefined
-          ? undefined
-          : handoff.id !== undefined
-            ? tokens.find((t) => t.id === handoff.id)
-            : pickByName(tokens, handoff.name);
-      // Exact matches, else matches after trimming and case-folding: never create when one exists.
-      const { matches, exact } = tokensNamed(tokens, name, lastApplied?.id);
-      if (!exact && matches.length > 1 && !(handedOver && matches.some((t) => t.id === handedOver.id))) {
-        throw new Error(
-          `no API token is named exactly "${name}", but ${matches.length} have that name after trimming and case-folding ` +
-            `(${matches.map((t) => `${JSON.stringify(t.name)} id ${t.id}`).join(", ")}), and a server may store names that way: ` +
-            `not creating another, and not choosing one. Revoke or rename all but one in the console. Nothing was changed.`,
-        );
-      }
-      if (matches.length > 1) ctx.out.warn(duplicatesWarning(name, matches));
-      const named = matches.length > 1 && handedOver ? (matches.find((t) => t.id === handedOver.id) ?? matches[0]) : matches[0];
+      withNameLock(
+        ctx.cwd,
+        apiUrl,
+        name,
+        lockWaitMs(ctx.env),
+        ctx.out.info,
+        async () => {
+          const tokens = await runTokens(ctx, client, api);
+          // By id when the destroy half learnt it: a token gone since is not replaced by another one
+          // that happens to have the old name (another deployment's, perhaps). By name only without an id.
+          const handedOver =
+            handoff === undefined
+              ? undefined
+              : handoff.id !== undefined
+                ? tokens.find((t) => t.id === handoff.id)
+                : pickByName(tokens, handoff.name);
+          // Exact matches, else matches after trimming and case-folding: never create when one exists.
+          const { matches, exact } = tokensNamed(tokens, name, lastApplied?.id);
+          if (!exact && matches.length > 1 && !(handedOver && matches.some((t) => t.id === handedOver.id))) {
+            throw new Error(
+              `no API token is named exactly "${name}", but ${matches.length} have that name after trimming and case-folding ` +
+                `(${matches.map((t) => `${JSON.stringify(t.name)} id ${t.id}`).join(", ")}), and a server may store names that way: ` +
+                `not creating another, and not choosing one. Revoke or rename all but one in the console. Nothing was changed.`,
+            );
+          }
+          if (matches.length > 1) ctx.out.warn(duplicatesWarning(name, matches));
+          const named = matches.length > 1 && handedOver ? (matches.find((t) => t.id === handedOver.id) ?? matches[0]) : matches[0];
 
-      if (handedOver && named && named.id !== handedOver.id) {
-        throw new Error(
-          `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
-            `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
-            `Nothing was changed.`,
-        );
-      }
-      // A token an unfinished apply from this folder wrote for this very name on this API.
-      const recorded =
-        handedOver || named || !lastApplied?.pending || lastApplied.name !== name || lastApplied.api !== api
-          ? undefined
-          : tokens.find((t) => t.id === lastApplied.id);
-      const previous = handedOver || named || recorded ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
-      const target: TokenView | undefined = handedOver ?? named ?? recorded ?? previous;
-      refuseOtherThanPlanned(ctx, scope, name, target);
-      // Still under its old name (as the API spells it: a server may have trimmed or lower-cased it).
-      const leftBehind = lastApplied
-        ? tokens.find((t) => t.id === lastApplied.id && foldTokenName(t.name) === foldTokenName(lastApplied.name))
-        : undefined;
-      const warnLeftBehind = (managed: string): void => {
-        if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
-          warnOldTokenActive(ctx, scope, leftBehind, name, managed);
-        }
-      };
+          if (handedOver && named && named.id !== handedOver.id) {
+            throw new Error(
+              `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
+                `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
+                `Nothing was changed.`,
+            );
+          }
+          // A token an unfinished apply from this folder wrote for this very name on this API.
+          const recorded =
+            handedOver || named || !lastApplied?.pending || lastApplied.name !== name || lastApplied.api !== api
+              ? undefined
+              : tokens.find((t) => t.id === lastApplied.id);
+          const previous = handedOver || named || recorded ? undefined : pickByPreviousNames(tokens, previousNames, ctx.out.warn);
+          const target: TokenView | undefined = handedOver ?? named ?? recorded ?? previous;
+          refuseOtherThanPlanned(ctx, scope, name, target);
+          // Still under its old name (as the API spells it: a server may have trimmed or lower-cased it).
+          const leftBehind = lastApplied
+            ? tokens.find((t) => t.id === lastApplied.id && foldTokenName(t.name) === foldTokenName(lastApplied.name))
+            : undefined;
+          const warnLeftBehind = (managed: string): void => {
+            if (leftBehind && leftBehind.id !== managed && lastApplied && lastApplied.name !== name) {
+              warnOldTokenActive(ctx, scope, leftBehind, name, managed);
+            }
+          };
 
-      if (!target) {
-        if (handoff) {
-          ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
-        }
-        const created = await client.createToken({ name, description });
-        ctx.out.addSecrets([created.token]);
-        recordPending(created.id);
-        await recordRunWrite(ctx, api, created);
-        // The client has already said "adopted" when a look-up found an earlier attempt's token.
-        if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
-        warnLeftBehind(created.id);
-        checkStoredName(ctx, created, name);
-        await lookAgainAfterCreate(ctx, client, created, name, Math.max(0, ...tokens.map((t) => t.created_at)));
-        return created.id;
-      }
-      warnLeftBehind(target.id);
-      const changes: string[] = [];
-      if (target.name !== name) changes.push(`renamed "${target.name}" to "${name}"`);
-      if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
-      const what = changes.length === 0 ? "no change" : changes.join(", ");
-      if (changes.length > 0) {
-        recordPending(target.id);
-        // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
-        const updated = await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
-        await recordRunWrite(ctx, api, updated);
-        checkStoredName(ctx, updated, name);
-      }
-      // One line per outcome.
-      if (target === previous) {
-        ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name: ${what}`);
-      } else if (target === recorded) {
-        ctx.out.info(
-          `adopted API token "${target.name}" (id ${target.id}), which an unfinished apply from this folder wrote for "${name}", ` +
-            `instead of creating another: ${what}`,
-        );
-      } else if (target === handedOver || lastApplied?.id === target.id) {
-        // The token this resource already managed (handed over in this run, or applied before from here).
-        ctx.out.info(changes.length === 0 ? `API token "${name}" (id ${target.id}) is up to date; no change` : `API token id ${target.id}: ${what}`);
-      } else {
-        ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another: ${what}`);
-      }
-      return target.id;
-    }, lockStaleAfterMs(ctx.env), scope.envPrefix),
+          if (!target) {
+            if (handoff) {
+              ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
+            }
+            const created = await client.createToken({ name, description });
+            ctx.out.addSecrets([created.token]);
+            recordPending(created.id);
+            await recordRunWrite(ctx, api, created);
+            // The client has already said "adopted" when a look-up found an earlier attempt's token.
+            if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
+            warnLeftBehind(created.id);
+            checkStoredName(ctx, created, name);
+            await lookAgainAfterCreate(ctx, client, created, name, Math.max(0, ...tokens.map((t) => t.created_at)));
+            return created.id;
+          }
+          warnLeftBehind(target.id);
+          const changes: string[] = [];
+          if (target.name !== name) changes.push(`renamed "${target.name}" to "${name}"`);
+          if (description !== undefined && (target.description ?? "") !== description) changes.push("updated the description");
+          const what = changes.length === 0 ? "no change" : changes.join(", ");
+          if (changes.length > 0) {
+            recordPending(target.id);
+            // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
+            const updated = await client.updateToken(target.id, { name, description: description ?? target.description ?? undefined });
+            await recordRunWrite(ctx, api, updated);
+            checkStoredName(ctx, updated, name);
+          }
+          // One line per outcome.
+          if (target === previous) {
+            ctx.out.info(`no API token is named "${name}"; renaming "${previous.name}" (id ${previous.id}), a previous name: ${what}`);
+          } else if (target === recorded) {
+            ctx.out.info(
+              `adopted API token "${target.name}" (id ${target.id}), which an unfinished apply from this folder wrote for "${name}", ` +
+                `instead of creating another: ${what}`,
+            );
+          } else if (target === handedOver || lastApplied?.id === target.id) {
+            // The token this resource already managed (handed over in this run, or applied before from here).
+            ctx.out.info(
+              changes.length === 0
+                ? `API token "${name}" (id ${target.id}) is up to date; no change`
+                : `API token id ${target.id}: ${what}`,
+            );
+          } else {
+            ctx.out.info(`adopted existing API token "${target.name}" (id ${target.id}) instead of creating another: ${what}`);
+          }
+          return target.id;
+        },
+        lockStaleAfterMs(ctx.env),
+        scope.envPrefix,
+      ),
     scope.envPrefix,
   );
   writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, api, at: new Date().toISOString() });
@@ -305,7 +318,13 @@ function refuseOtherThanPlanned(ctx: RuntimeContext, scope: TokenScope, name: st
  * newest first, usually one request; a walk where the server does not sort. Warned, never
  * fatal: the create itself succeeded.
  */
-async function lookAgainAfterCreate(ctx: RuntimeContext, client: ApiClient, created: TokenView, name: string, listedNewest: number): Promise<void> {
+async function lookAgainAfterCreate(
+  ctx: RuntimeContext,
+  client: ApiClient,
+  created: TokenView,
+  name: string,
+  listedNewest: number,
+): Promise<void> {
   let again: TokenView[];
   try {
     const since = await newestSince(client, ctx, Math.min(listedNewest, created.created_at));
@@ -450,5 +469,5 @@ export function checkStoredName(ctx: RuntimeContext, stored: { readonly id: stri
     `the API stored API token ${stored.id} as ${JSON.stringify(stored.name)}, not the name requested, ${JSON.stringify(wanted)}. ` +
       `This folder recorded its id, so the next apply adopts it instead of creating another; ` +
       `set the ApiToken's name to ${JSON.stringify(stored.name)} to end this`,
-  )
+  );
 }

@@ -169,7 +169,12 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Nam
  * What a plan must show about one managed token even when everything reads fine: several tokens
  * carry its name, or its name now resolves to another token than the one this folder last applied.
  */
-function warningsFor(managed: ManagedToken, tokens: readonly TokenView[], { matches, exact }: Named, last: { id: string; name: string } | undefined): string[] {
+function warningsFor(
+  managed: ManagedToken,
+  tokens: readonly TokenView[],
+  { matches, exact }: Named,
+  last: { id: string; name: string } | undefined,
+): string[] {
   const lines: string[] = [];
   if (matches.length > 1 && !exact) {
     // The apply refuses to choose among these (see applyToken): the stack uses none of them.
@@ -289,7 +294,9 @@ function observeManaged(
     // `terraform plan -refresh-only` after the token was deleted in the console, which must
     // show the drift rather than fail. Its attributes are then empty (numbers null); the next
     // plan recreates the token.
-    ctx.out.warn(`no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`);
+    ctx.out.warn(
+      `no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`,
+    );
   }
   for (const [field, value] of Object.entries(observe(m, tokens, named, ctx.out.warn))) {
     result[inventoryKey(m.slot, field)] = value;

@@ -40,7 +40,11 @@ export const NO_TOKEN_ATTRIBUTES: TokenAttributes = { id: "", name: "", descript
  * "ci", so a token the configuration created may come back in another spelling). Oldest first,
  * except that `preferId` (the token this folder last applied) goes first when it is among them.
  */
-export function tokensNamed(tokens: readonly TokenView[], name: string, preferId?: string): { readonly matches: TokenView[]; readonly exact: boolean } {
+export function tokensNamed(
+  tokens: readonly TokenView[],
+  name: string,
+  preferId?: string,
+): { readonly matches: TokenView[]; readonly exact: boolean } {
   const byAge = (a: TokenView, b: TokenView): number =>
     (a.id === preferId ? 0 : 1) - (b.id === preferId ? 0 : 1) || a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   const exact = tokens.filter((t) => t.name === name);
@@ -62,7 +66,12 @@ export function duplicatesWarning(name: string, matches: readonly TokenView[]): 
  * names; if several tokens share one, the oldest is taken (a rule every command applies, so they
  * all agree), unless one of them is `preferId`, and the ambiguity is reported.
  */
-export function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void, preferId?: string): TokenView | undefined {
+export function pickByName(
+  tokens: readonly TokenView[],
+  name: string,
+  warn?: (line: string) => void,
+  preferId?: string,
+): TokenView | undefined {
   const { matches } = tokensNamed(tokens, name, preferId);
   if (matches.length > 1 && warn) warn(duplicatesWarning(name, matches));
   return matches[0];

@@ -127,7 +127,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string, env
 export function baseUrlSource(fromConfiguration: boolean, variable: string, envPrefix: string): string {
   const account = envPrefix === DEFAULT_ENV_PREFIX ? `the default account, ${DEFAULT_ENV_PREFIX}*` : `account ${envPrefix}*`;
   if (!fromConfiguration) return `from ${variable}; ${account}`;
-  if (envPrefix !== DEFAULT_ENV_PREFIX) return `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`;
+  if (envPrefix !== DEFAULT_ENV_PREFIX)
+    return `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`;
   return `the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides ${variable}; ${account}`;
 }
 

@@ -46,18 +46,19 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
   // node:http, not undici: see ../client/node-http-sender.ts.
   return new ApiClient(
     {
-    baseUrl: config.baseUrl,
-    baseUrlSource: config.baseUrlSource,
-    rateLimitAdvice: config.rateLimitAdvice,
-    credentials: config.credentials,
-    totalTimeoutMs: config.totalTimeoutMs,
-    deadline: runDeadline(ctx, config.totalTimeoutMs),
-    requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
-    connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
-    // A walk fetches up to 8 pages at once (pagination.ts); the catalog read runs beside it.
-    connections: 8,
-    logger: (line: string) => ctx.out.info(line),
-    sessionStore: ctx.run !== undefined && ctx.sessionStore ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX) : undefined,
+      baseUrl: config.baseUrl,
+      baseUrlSource: config.baseUrlSource,
+      rateLimitAdvice: config.rateLimitAdvice,
+      credentials: config.credentials,
+      totalTimeoutMs: config.totalTimeoutMs,
+      deadline: runDeadline(ctx, config.totalTimeoutMs),
+      requestTimeoutMs: Math.min(30_000, config.totalTimeoutMs),
+      connectTimeoutMs: Math.min(10_000, config.totalTimeoutMs),
+      // A walk fetches up to 8 pages at once (pagination.ts); the catalog read runs beside it.
+      connections: 8,
+      logger: (line: string) => ctx.out.info(line),
+      sessionStore:
+        ctx.run !== undefined && ctx.sessionStore ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX) : undefined,
     },
     openNodeHttpSender,
   );

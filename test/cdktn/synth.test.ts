@@ -12,7 +12,7 @@ import * as cdktnFlavour from "cdktf-gpucloud/cdktn";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
-type Json = Record<string, any>;  
+type Json = Record<string, any>;
 
 /**
  * cdk.tf.json without what differs by design: the "//" metadata (construct paths, cdk version)
@@ -25,7 +25,13 @@ function normalized(json: Json): Json {
 
 function synthCdktf(): Json {
   const stack = new cdktf.TerraformStack(cdktf.Testing.app(), "gpu-ci");
-  const flavors = new cdktfFlavour.Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1, inStockOnly: true, spot: false });
+  const flavors = new cdktfFlavour.Flavors(stack, "h100", {
+    regionId: "norway-east-1",
+    gpu: "H100",
+    gpuCount: 1,
+    inStockOnly: true,
+    spot: false,
+  });
   const token = new cdktfFlavour.ApiToken(stack, "ci-token", { name: "ci", description: "CI" });
   new cdktf.TerraformOutput(stack, "flavor_id", { value: flavors.cheapestId });
   new cdktf.TerraformOutput(stack, "token", { value: token.token, sensitive: true });
@@ -34,7 +40,13 @@ function synthCdktf(): Json {
 
 function synthCdktn(): Json {
   const stack = new cdktn.TerraformStack(cdktn.Testing.app(), "gpu-ci");
-  const flavors = new cdktnFlavour.Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1, inStockOnly: true, spot: false });
+  const flavors = new cdktnFlavour.Flavors(stack, "h100", {
+    regionId: "norway-east-1",
+    gpu: "H100",
+    gpuCount: 1,
+    inStockOnly: true,
+    spot: false,
+  });
   const token = new cdktnFlavour.ApiToken(stack, "ci-token", { name: "ci", description: "CI" });
   new cdktn.TerraformOutput(stack, "flavor_id", { value: flavors.cheapestId });
   new cdktn.TerraformOutput(stack, "token", { value: token.token, sensitive: true });
@@ -60,11 +72,13 @@ describe("cdktf-gpucloud/cdktn in a cdktn app", () => {
     new cdktnFlavour.ApiToken(stack, "t", { name: "ci" });
     // Synthesize first: the library adds its default providers when the stack is synthesized.
     cdktn.Testing.synth(stack);
-    const kinds = stack.node.findAll().map((c) => [
-      c.node.path,
-      cdktn.TerraformElement.isTerraformElement(c) ? "cdktn" : "",
-      cdktf.TerraformElement.isTerraformElement(c) ? "cdktf" : "",
-    ]);
+    const kinds = stack.node
+      .findAll()
+      .map((c) => [
+        c.node.path,
+        cdktn.TerraformElement.isTerraformElement(c) ? "cdktn" : "",
+        cdktf.TerraformElement.isTerraformElement(c) ? "cdktf" : "",
+      ]);
     const elements = kinds.filter(([, n, f]) => n || f);
     expect(elements.length).toBeGreaterThan(3);
     // Each library marks its elements with its own symbol: all of ours carry cdktn's.
@@ -73,7 +87,9 @@ describe("cdktf-gpucloud/cdktn in a cdktn app", () => {
 
   test("no file of the derived flavour imports cdktf or an @cdktf package", () => {
     const dir = path.join(REPO, "lib-cdktn");
-    const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => /\.(js|d\.ts)$/.test(f));
+    const files = readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((f) => /\.(js|d\.ts)$/.test(f));
     expect(files.length).toBeGreaterThan(10);
     for (const f of files) {
       const text = readFileSync(path.join(dir, f), "utf8");
@@ -123,7 +139,10 @@ describe("scripts/build-cdktn.mjs", () => {
   /** Adds lib/constructs/extra.{js,d.ts} importing `spec`, exported from lib/constructs/index. */
   function addConstructFile(spec: string): void {
     const dir = path.join(root, "lib", "constructs");
-    writeFileSync(path.join(dir, "extra.js"), `"use strict";\nconst x = require("${spec}");\nconst cdktf_1 = require("cdktf");\nexports.Extra = [x, cdktf_1];\n`);
+    writeFileSync(
+      path.join(dir, "extra.js"),
+      `"use strict";\nconst x = require("${spec}");\nconst cdktf_1 = require("cdktf");\nexports.Extra = [x, cdktf_1];\n`,
+    );
     writeFileSync(path.join(dir, "extra.d.ts"), `import { TerraformStack } from "cdktf";\nexport declare const Extra: TerraformStack[];\n`);
     for (const ext of [".js", ".d.ts"]) {
       const index = path.join(dir, `index${ext}`);
@@ -147,7 +166,9 @@ describe("scripts/build-cdktn.mjs", () => {
     addConstructFile("@cdktf/provider-null/lib/data-null-data-source");
     const res = build();
     expect(res.status).not.toBe(0);
-    expect(res.stderr).toContain(`lib/constructs/extra.js imports "@cdktf/provider-null/lib/data-null-data-source", which has no cdktn binding: add src/cdktn-bindings/null/data-null-data-source.ts`);
+    expect(res.stderr).toContain(
+      `lib/constructs/extra.js imports "@cdktf/provider-null/lib/data-null-data-source", which has no cdktn binding: add src/cdktn-bindings/null/data-null-data-source.ts`,
+    );
   });
 
   test("fails for any other @cdktf package", () => {

@@ -59,7 +59,21 @@ describe("gpucloud CLI", () => {
   test("--help lists every option and the credential variables", async () => {
     const ran = await run(["flavors", "--help"]);
     expect(ran.code).toBe(0);
-    for (const option of ["--region", "--gpu", "--gpu-count", "--min-gpu-count", "--min-cpu", "--min-ram", "--min-disk", "--in-stock", "--spot", "--no-spot", "--max-price", "--json", "--base-url"]) {
+    for (const option of [
+      "--region",
+      "--gpu",
+      "--gpu-count",
+      "--min-gpu-count",
+      "--min-cpu",
+      "--min-ram",
+      "--min-disk",
+      "--in-stock",
+      "--spot",
+      "--no-spot",
+      "--max-price",
+      "--json",
+      "--base-url",
+    ]) {
       expect(ran.stdout).toContain(`  ${option}`);
     }
     for (const variable of ["GPUCLOUD_BASE_URL", "GPUCLOUD_API_TOKEN", "GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD", "GPUCLOUD_PASSWORD_MD5"]) {
@@ -84,14 +98,46 @@ describe("gpucloud CLI", () => {
 
   test("--json prints the flavors with the construct's field names; every filter option applies", async () => {
     const ran = await run([
-      "flavors", "--json", "--region", "us-east-1", "--region", "canada-central-1", "--gpu", "A100", "--gpu", "RTX-A6000",
-      "--min-gpu-count", "2", "--in-stock", "--max-price", "7", "--min-cpu", "16", "--min-ram", "96", "--min-disk", "100",
+      "flavors",
+      "--json",
+      "--region",
+      "us-east-1",
+      "--region",
+      "canada-central-1",
+      "--gpu",
+      "A100",
+      "--gpu",
+      "RTX-A6000",
+      "--min-gpu-count",
+      "2",
+      "--in-stock",
+      "--max-price",
+      "7",
+      "--min-cpu",
+      "16",
+      "--min-ram",
+      "96",
+      "--min-disk",
+      "100",
     ]);
     expect(ran.code).toBe(0);
     const flavors = JSON.parse(ran.stdout);
     expect(flavors.map((f: any) => f.id)).toEqual(["ca1-a100x2", "us1-rtx-a6000x8"]);
     expect(Object.keys(flavors[0])).toEqual([
-      "id", "name", "region_name", "region_id", "price", "cpu", "disk", "ephemeral", "ram", "gpu", "gpu_count", "stock_available", "bandwidth", "cycle",
+      "id",
+      "name",
+      "region_name",
+      "region_id",
+      "price",
+      "cpu",
+      "disk",
+      "ephemeral",
+      "ram",
+      "gpu",
+      "gpu_count",
+      "stock_available",
+      "bandwidth",
+      "cycle",
     ]);
     const exact = JSON.parse((await run(["flavors", "--json", "--gpu", "H100", "--gpu-count", "8", "--spot"])).stdout);
     expect(exact.map((f: any) => f.id)).toEqual(["us1-h100-sxm5x8-spot"]);
@@ -101,14 +147,18 @@ describe("gpucloud CLI", () => {
     const ran = await run(["flavors", "--region", "canada-central-1", "--gpu", "H100"]);
     expect(ran.code).toBe(0);
     expect(ran.stdout).toBe("");
-    expect(ran.stderr).toContain('no flavor matches (region id canada-central-1, gpu H100). region "Canada Central" (id canada-central-1) offers: ');
+    expect(ran.stderr).toContain(
+      'no flavor matches (region id canada-central-1, gpu H100). region "Canada Central" (id canada-central-1) offers: ',
+    );
     expect(JSON.parse((await run(["flavors", "--json", "--gpu", "H10"])).stdout)).toEqual([]);
   });
 
   test("an unknown region fails with the region ids that exist", async () => {
     const ran = await run(["flavors", "--region", "mars-1"]);
     expect(ran.code).toBe(1);
-    expect(ran.stderr).toContain('gpucloud: error: no region has id "mars-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1');
+    expect(ran.stderr).toContain(
+      'gpucloud: error: no region has id "mars-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1',
+    );
   });
 
   test("bad usage exits 2 with the reason", async () => {
@@ -159,7 +209,9 @@ describe("gpucloud CLI", () => {
 
       const missing = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_"], { GPUCLOUD_PROD_BASE_URL: prod.url });
       expect(missing.code).toBe(1);
-      expect(missing.stderr).toContain("no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD");
+      expect(missing.stderr).toContain(
+        "no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD",
+      );
 
       // No address at all: the CLI names its own option and the variable, not a construct's prop.
       const noAddress = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_"], { GPUCLOUD_PROD_API_TOKEN: "x" });

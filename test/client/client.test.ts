@@ -4,13 +4,26 @@ import { GpuCloudError, listAllTokens, md5Hex } from "../../src/client";
 import type { GpuCloudClientOptions } from "../../src/client";
 import { startFakeApi } from "./fake-api";
 import type { FakeApi } from "./fake-api";
-import { caught, closeAfterEach, drop, fail, fakeTime, flavor, jwt, newClient, ok, recordingClient, sendJson, startStub, track } from "./helpers";
+import {
+  caught,
+  closeAfterEach,
+  drop,
+  fail,
+  fakeTime,
+  flavor,
+  jwt,
+  newClient,
+  ok,
+  recordingClient,
+  sendJson,
+  startStub,
+  track,
+} from "./helpers";
 import type { Harness, Stub } from "./helpers";
 
 const PASSWORD = "password"; // md5 5f4dcc3b5aa765d61d8327deb882cf99
 
 closeAfterEach();
-
 
 function makeClient(url: string, options: Partial<GpuCloudClientOptions> = {}): Harness {
   return recordingClient({
@@ -343,10 +356,14 @@ describe("responses", () => {
 
   it("normalizes a null or absent description to an empty string", async () => {
     const server = await stub((_req, res) =>
-      ok(res, [
-        { id: "1", name: "a", token: "v1", created_at: 1, description: null, last_used: 0 },
-        { id: "2", name: "b", token: "v2", created_at: 2 },
-      ], { total: 2 }),
+      ok(
+        res,
+        [
+          { id: "1", name: "a", token: "v1", created_at: 1, description: null, last_used: 0 },
+          { id: "2", name: "b", token: "v2", created_at: 2 },
+        ],
+        { total: 2 },
+      ),
     );
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     const { tokens, total } = await client.listTokens({ limit: 5, offset: 0, sortField: "created_at", sortOrder: "asc" });
@@ -395,7 +412,9 @@ describe("responses", () => {
     expect(e.kind).toBe("server");
     expect(e.httpStatus).toBe(502);
     expect(e.attempts).toBe(5);
-    expect(e.message).toMatch(/^list flavors \(GET \/flavors\): HTTP 502 from GET \/flavors with a non-JSON body \(text\/html\): "502 Bad Gateway 502 Bad Gateway nginx x+…" \(gave up after 5 attempts in /);
+    expect(e.message).toMatch(
+      /^list flavors \(GET \/flavors\): HTTP 502 from GET \/flavors with a non-JSON body \(text\/html\): "502 Bad Gateway 502 Bad Gateway nginx x+…" \(gave up after 5 attempts in /,
+    );
     expect(e.message).not.toContain("<");
     expect(e.message).not.toContain("color:red");
     expect(e.message.length).toBeLessThan(300);
@@ -464,14 +483,21 @@ describe("retries", () => {
     await client.listFlavors();
     expect(fake.logins).toBe(1);
     // The request that failed first: the log in, then the request it was for.
-    expect(logs[0]).toMatch(/^retrying log in \(POST \/authenticate\/login\), then GET \/flavors, after status false \(HTTP 200\) \(attempt 2/);
+    expect(logs[0]).toMatch(
+      /^retrying log in \(POST \/authenticate\/login\), then GET \/flavors, after status false \(HTTP 200\) \(attempt 2/,
+    );
   });
 
   it("retries until the deadline, not a fixed number of attempts", async () => {
     let n = 0;
     const server = await stub((_req, res) => (++n <= 10 ? fail(res, 502, "bad gateway") : ok(res, [])));
     const time = fakeTime();
-    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, sleep: time.sleep, random: () => 0.999 });
+    const { client } = makeClient(server.url, {
+      credentials: { apiToken: "test-api-token" },
+      now: time.now,
+      sleep: time.sleep,
+      random: () => 0.999,
+    });
     expect(await client.listFlavors()).toEqual([]);
     expect(server.requests).toHaveLength(11); // the old fixed count gave up after 5
     // capped exponential backoff: 250 ms doubling, at most 8 s (times the jitter)
@@ -482,7 +508,12 @@ describe("retries", () => {
   it("says the budget is used up when a deadline has passed before a request", async () => {
     const time = fakeTime();
     const server = await stub((_req, res) => ok(res, []));
-    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, deadline: time.now() + 20, totalTimeoutMs: 5000 });
+    const { client } = makeClient(server.url, {
+      credentials: { apiToken: "test-api-token" },
+      now: time.now,
+      deadline: time.now() + 20,
+      totalTimeoutMs: 5000,
+    });
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("timeout");
     expect(e.message).toBe("list flavors (GET /flavors): the time budget of 5s is used up (no time left for GET /flavors)");
@@ -506,12 +537,19 @@ describe("retries", () => {
   it("fails at once with kind timeout when Retry-After does not fit the deadline", async () => {
     const server = await stub((_req, res) => fail(res, 429, "slow down", { "retry-after": "600" }));
     const time = fakeTime();
-    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, now: time.now, sleep: time.sleep, totalTimeoutMs: 60_000 });
+    const { client } = makeClient(server.url, {
+      credentials: { apiToken: "test-api-token" },
+      now: time.now,
+      sleep: time.sleep,
+      totalTimeoutMs: 60_000,
+    });
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("timeout");
     expect(e.httpStatus).toBe(429);
     expect(e.serverMessage).toBe("slow down");
-    expect(e.message).toMatch(/gave up after 0s and 1 attempt: the time budget of 60s leaves no room for another attempt; the server asked to wait 600s; last error: HTTP 429 from GET \/flavors: slow down/);
+    expect(e.message).toMatch(
+      /gave up after 0s and 1 attempt: the time budget of 60s leaves no room for another attempt; the server asked to wait 600s; last error: HTTP 429 from GET \/flavors: slow down/,
+    );
     expect(time.sleeps).toEqual([]);
   });
 
@@ -532,7 +570,9 @@ describe("retries", () => {
     const start = time.now();
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("timeout");
-    expect(e.message).toMatch(/gave up after \d(\.\d)?s and \d attempts: the time budget of 2s leaves no room for another attempt; last error: HTTP 503 from GET \/flavors: busy/);
+    expect(e.message).toMatch(
+      /gave up after \d(\.\d)?s and \d attempts: the time budget of 2s leaves no room for another attempt; last error: HTTP 503 from GET \/flavors: busy/,
+    );
     expect(time.now() - start).toBeLessThanOrEqual(2000);
     expect(e.attempts).toBe(server.requests.length);
   });
@@ -544,12 +584,17 @@ describe("retries", () => {
     await client.listFlavors();
     expect(server.requests).toHaveLength(2);
     // Library error codes in words, the code in parentheses.
-    expect(logs[0]).toMatch(/^retrying GET \/flavors after (a reset connection \(ECONNRESET\)|a connection closed by the other side \(UND_ERR_SOCKET\)) \(attempt 2,/);
+    expect(logs[0]).toMatch(
+      /^retrying GET \/flavors after (a reset connection \(ECONNRESET\)|a connection closed by the other side \(UND_ERR_SOCKET\)) \(attempt 2,/,
+    );
   });
 
   it("gives up on a refused connection after the attempt budget, kind network", async () => {
     const port = await closedPort();
-    const { client, sleeps } = makeClient(`http://127.0.0.1:${port}`, { credentials: { apiToken: "test-api-token" }, retry: { maxAttempts: 3 } });
+    const { client, sleeps } = makeClient(`http://127.0.0.1:${port}`, {
+      credentials: { apiToken: "test-api-token" },
+      retry: { maxAttempts: 3 },
+    });
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("network");
     expect(e.code).toBe("ECONNREFUSED");
@@ -584,7 +629,10 @@ describe("retries", () => {
   });
 
   it("gives up on a host name that does not resolve within unreachableMs as well", async () => {
-    const { client, sleeps } = makeClient("http://gpucloud-test.invalid", { credentials: { apiToken: "test-api-token" }, retry: { unreachableMs: 2000 } });
+    const { client, sleeps } = makeClient("http://gpucloud-test.invalid", {
+      credentials: { apiToken: "test-api-token" },
+      retry: { unreachableMs: 2000 },
+    });
     const e = await caught(client.listFlavors());
     expect(["ENOTFOUND", "EAI_AGAIN"]).toContain(e.code);
     expect(e.message).toMatch(/cannot reach the API at http:\/\/gpucloud-test\.invalid: an? (unknown host name|failed host name look-up)/);
@@ -600,12 +648,24 @@ describe("retries", () => {
   });
 
   it("a request that gives up while throttled (429) says so, with the rateLimitAdvice; other failures do not", async () => {
-    const server = await stub((_req, res) => sendJson(res, 429, { status: false, message: "at most 20 requests per second", data: null }, { "retry-after": "1" }));
-    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, totalTimeoutMs: 3500, rateLimitAdvice: "raise THE_BUDGET" });
+    const server = await stub((_req, res) =>
+      sendJson(res, 429, { status: false, message: "at most 20 requests per second", data: null }, { "retry-after": "1" }),
+    );
+    const { client } = makeClient(server.url, {
+      credentials: { apiToken: "test-api-token" },
+      totalTimeoutMs: 3500,
+      rateLimitAdvice: "raise THE_BUDGET",
+    });
     const e = await caught(client.listFlavors());
-    expect(e.message).toMatch(/last error: HTTP 429 from GET \/flavors: at most 20 requests per second\. The API kept answering 429 \(rate limited\): raise THE_BUDGET$/);
+    expect(e.message).toMatch(
+      /last error: HTTP 429 from GET \/flavors: at most 20 requests per second\. The API kept answering 429 \(rate limited\): raise THE_BUDGET$/,
+    );
     const down = await stub((_req, res) => fail(res, 503, "unavailable"));
-    const other = makeClient(down.url, { credentials: { apiToken: "test-api-token" }, totalTimeoutMs: 3500, rateLimitAdvice: "raise THE_BUDGET" });
+    const other = makeClient(down.url, {
+      credentials: { apiToken: "test-api-token" },
+      totalTimeoutMs: 3500,
+      rateLimitAdvice: "raise THE_BUDGET",
+    });
     expect((await caught(other.client.listFlavors())).message).not.toContain("THE_BUDGET");
   });
 
@@ -616,7 +676,11 @@ describe("retries", () => {
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
     track({ close: () => new Promise<void>((r) => (sockets.forEach((s) => s.destroy()), silent.close(() => r()))) });
     const port = (silent.address() as net.AddressInfo).port;
-    const { client } = makeClient(`https://127.0.0.1:${port}`, { credentials: { apiToken: "test-api-token" }, connectTimeoutMs: 300, retry: { maxAttempts: 1 } });
+    const { client } = makeClient(`https://127.0.0.1:${port}`, {
+      credentials: { apiToken: "test-api-token" },
+      connectTimeoutMs: 300,
+      retry: { maxAttempts: 1 },
+    });
     const started = Date.now();
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("timeout");
@@ -632,7 +696,11 @@ describe("retries", () => {
       await pause(1000, res);
       if (!res.destroyed) ok(res, []);
     });
-    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, requestTimeoutMs: 100, retry: { maxAttempts: 2 } });
+    const { client } = makeClient(server.url, {
+      credentials: { apiToken: "test-api-token" },
+      requestTimeoutMs: 100,
+      retry: { maxAttempts: 2 },
+    });
     const started = Date.now();
     const e = await caught(client.listFlavors());
     expect(Date.now() - started).toBeLessThan(900);
@@ -649,7 +717,11 @@ describe("retries", () => {
       }
       if (!res.destroyed) res.end('{"status":true,"message":"","data":[]}');
     });
-    const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" }, requestTimeoutMs: 150, retry: { maxAttempts: 1 } });
+    const { client } = makeClient(server.url, {
+      credentials: { apiToken: "test-api-token" },
+      requestTimeoutMs: 150,
+      retry: { maxAttempts: 1 },
+    });
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("timeout");
   });
@@ -661,7 +733,10 @@ describe("retries", () => {
     );
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     expect((await client.updateToken("t1", { name: "new", description: "d" })).name).toBe("new");
-    expect(server.requests.map((r) => r.json)).toEqual([{ name: "new", description: "d" }, { name: "new", description: "d" }]);
+    expect(server.requests.map((r) => r.json)).toEqual([
+      { name: "new", description: "d" },
+      { name: "new", description: "d" },
+    ]);
   });
 
   it("does not retry 501", async () => {
@@ -694,7 +769,13 @@ describe("create is never blindly retried", () => {
     expect(fake.tokens.filter((t) => t.name === "ci")).toHaveLength(1);
     expect(token.id).toBe(fake.tokens.find((t) => t.name === "ci")!.id);
     expect(fake.stub.count("POST", "/api-tokens")).toBe(1);
-    expect(logs.some((l) => /checking whether API token "ci" was created despite a (reset connection \(ECONNRESET\)|connection closed by the other side \(UND_ERR_SOCKET\))/.test(l))).toBe(true);
+    expect(
+      logs.some((l) =>
+        /checking whether API token "ci" was created despite a (reset connection \(ECONNRESET\)|connection closed by the other side \(UND_ERR_SOCKET\))/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
     expect(logs.some((l) => /adopted API token "ci" \(id tok_\d+\)/.test(l))).toBe(true);
   });
 
@@ -752,30 +833,35 @@ describe("create is never blindly retried", () => {
     // with random 0.5: each wait × 0.75, and one extra look before the conclusive one
     [503, "after 1, 2 s and at its end (3 s)", 5, [750, 1500, 750], "3"],
     [504, "after 1, 2, 4, 8, 8 s and at its end (20 s)", 8, [750, 1500, 3000, 6000, 6000, 2750], "20"],
-  ])("posts again after an HTTP %i when the server did not create the token: settle window %s", async (status, _schedule, gets, waits, window) => {
-    let n = 0;
-    const fake = await api({
-      intercept: (req, res) => {
-        if (req.method === "POST" && req.path === "/api-tokens" && ++n === 1) {
-          fail(res, status, "unavailable");
-          return true;
-        }
-        return false;
-      },
-    });
-    const { client, logs, sleeps } = makeClient(fake.url);
-    const token = await client.createToken({ name: "ci" });
-    expect(token.name).toBe("ci");
-    expect(fake.tokens).toHaveLength(1);
-    expect(fake.stub.count("POST", "/api-tokens")).toBe(2);
-    expect(fake.stub.count("GET", "/api-tokens")).toBe(gets);
-    // the last wait runs to the end of the window, less the time the look-ups took
-    expect(sleeps.slice(0, -1)).toEqual(waits.slice(0, -1));
-    expect(sleeps[sleeps.length - 1]).toBeLessThanOrEqual(waits[waits.length - 1]!);
-    expect(sleeps[sleeps.length - 1]).toBeGreaterThan(waits[waits.length - 1]! - 500);
-    // the window as measured, which includes the look-ups' own (real) time
-    expect(logs).toContainEqual(expect.stringMatching(new RegExp(`^no API token named "ci" appeared within ${window}(\\.\\d)?s; creating it again$`)));
-  });
+  ])(
+    "posts again after an HTTP %i when the server did not create the token: settle window %s",
+    async (status, _schedule, gets, waits, window) => {
+      let n = 0;
+      const fake = await api({
+        intercept: (req, res) => {
+          if (req.method === "POST" && req.path === "/api-tokens" && ++n === 1) {
+            fail(res, status, "unavailable");
+            return true;
+          }
+          return false;
+        },
+      });
+      const { client, logs, sleeps } = makeClient(fake.url);
+      const token = await client.createToken({ name: "ci" });
+      expect(token.name).toBe("ci");
+      expect(fake.tokens).toHaveLength(1);
+      expect(fake.stub.count("POST", "/api-tokens")).toBe(2);
+      expect(fake.stub.count("GET", "/api-tokens")).toBe(gets);
+      // the last wait runs to the end of the window, less the time the look-ups took
+      expect(sleeps.slice(0, -1)).toEqual(waits.slice(0, -1));
+      expect(sleeps[sleeps.length - 1]).toBeLessThanOrEqual(waits[waits.length - 1]!);
+      expect(sleeps[sleeps.length - 1]).toBeGreaterThan(waits[waits.length - 1]! - 500);
+      // the window as measured, which includes the look-ups' own (real) time
+      expect(logs).toContainEqual(
+        expect.stringMatching(new RegExp(`^no API token named "ci" appeared within ${window}(\\.\\d)?s; creating it again$`)),
+      );
+    },
+  );
 
   it("creates exactly one token from a server that fails exactly every 2nd request (the probes shift the POST off the failing slot)", async () => {
     let n = 0;
@@ -815,7 +901,10 @@ describe("create is never blindly retried", () => {
 
   it("retries a refused connection directly (the request never reached a server)", async () => {
     const port = await closedPort();
-    const { client, logs } = makeClient(`http://127.0.0.1:${port}`, { credentials: { apiToken: "test-api-token" }, retry: { maxAttempts: 2 } });
+    const { client, logs } = makeClient(`http://127.0.0.1:${port}`, {
+      credentials: { apiToken: "test-api-token" },
+      retry: { maxAttempts: 2 },
+    });
     const e = await caught(client.createToken({ name: "ci" }));
     expect(e.code).toBe("ECONNREFUSED");
     expect(e.outcomeUnknown).toBe(false);
@@ -884,7 +973,8 @@ describe("secrets never leak", () => {
         return ok(res, { id: "t1", name: "ci", token: created, created_at: 1 });
       }
       step++;
-      const echo = `you sent password=${password} md5=${md5.toUpperCase()} (json: ${JSON.stringify(password)}, url: ${encodeURIComponent(password)}) ` +
+      const echo =
+        `you sent password=${password} md5=${md5.toUpperCase()} (json: ${JSON.stringify(password)}, url: ${encodeURIComponent(password)}) ` +
         `auth=${req.headers.authorization} refresh=${req.headers["refresh-token"]} access=${access} new token=${created}`;
       if (step === 1) return fail(res, 503, echo);
       if (step === 2) {
@@ -901,7 +991,16 @@ describe("secrets never leak", () => {
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("validation");
     const everything = [e.message, e.serverMessage ?? "", e.detail, JSON.stringify(e), e.stack ?? "", ...logs].join("\n");
-    for (const secret of [password, md5, md5.toUpperCase(), access, refresh, created, JSON.stringify(password), encodeURIComponent(password)]) {
+    for (const secret of [
+      password,
+      md5,
+      md5.toUpperCase(),
+      access,
+      refresh,
+      created,
+      JSON.stringify(password),
+      encodeURIComponent(password),
+    ]) {
       expect(everything).not.toContain(secret);
     }
     expect(everything).not.toContain("request-body-marker");
@@ -963,8 +1062,10 @@ describe("pagination over HTTP", () => {
   });
 
   it("drops sortField/sortOrder when refused (400 or status false), says so once, and keeps it dropped", async () => {
-    for (const refuse of [(res: Parameters<typeof fail>[0]) => fail(res, 400, "unknown parameter sortField"),
-      (res: Parameters<typeof fail>[0]) => sendJson(res, 200, { status: false, message: "unknown parameter sortField", data: null })]) {
+    for (const refuse of [
+      (res: Parameters<typeof fail>[0]) => fail(res, 400, "unknown parameter sortField"),
+      (res: Parameters<typeof fail>[0]) => sendJson(res, 200, { status: false, message: "unknown parameter sortField", data: null }),
+    ]) {
       const all = Array.from({ length: 12 }, (_, i) => ({ id: `id-${i}`, name: `n${i}`, token: `v-${i}-xyz`, created_at: i }));
       const server = await stub((req, res) => {
         if (req.query.has("sortField") || req.query.has("sortOrder")) return refuse(res);
@@ -975,7 +1076,9 @@ describe("pagination over HTTP", () => {
       expect(await listAllTokens(client, { pageSize: 5 })).toHaveLength(12);
       expect(await listAllTokens(client, { pageSize: 5 })).toHaveLength(12);
       expect(logs.filter((l) => /refused sortField\/sortOrder/.test(l))).toEqual([
-        expect.stringMatching(/^GET \/api-tokens: the server refused sortField\/sortOrder \((HTTP 400|status false): unknown parameter sortField\); listing in the server's own order from now on$/),
+        expect.stringMatching(
+          /^GET \/api-tokens: the server refused sortField\/sortOrder \((HTTP 400|status false): unknown parameter sortField\); listing in the server's own order from now on$/,
+        ),
       ]);
       // one refused request in all; every other request without the sort parameters
       expect(server.requests.filter((r) => r.query.has("sortField"))).toHaveLength(1);
@@ -985,10 +1088,14 @@ describe("pagination over HTTP", () => {
 
   it("fails a list with one malformed item, naming the item and the field", async () => {
     const server = await stub((_req, res) =>
-      ok(res, [
-        { id: "a", name: "ok", token: "v1", created_at: 1.5 },
-        { id: "tok_2", name: "ci", token: "v2", created_at: "yesterday" },
-      ], { total: 2 }),
+      ok(
+        res,
+        [
+          { id: "a", name: "ok", token: "v1", created_at: 1.5 },
+          { id: "tok_2", name: "ci", token: "v2", created_at: "yesterday" },
+        ],
+        { total: 2 },
+      ),
     );
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     const e = await caught(listAllTokens(client));
@@ -1000,11 +1107,15 @@ describe("pagination over HTTP", () => {
 
   it("accepts fractional, millisecond and nanosecond timestamps", async () => {
     const server = await stub((_req, res) =>
-      ok(res, [
-        { id: "a", name: "s", token: "v1", created_at: 1_700_000_000.25, last_used: 0 },
-        { id: "b", name: "ms", token: "v2", created_at: 1_700_000_000_123, last_used: 1_700_000_000_999.5 },
-        { id: "c", name: "ns", token: "v3", created_at: 1.7e18, last_used: 1.7e18 },
-      ], { total: 3 }),
+      ok(
+        res,
+        [
+          { id: "a", name: "s", token: "v1", created_at: 1_700_000_000.25, last_used: 0 },
+          { id: "b", name: "ms", token: "v2", created_at: 1_700_000_000_123, last_used: 1_700_000_000_999.5 },
+          { id: "c", name: "ns", token: "v3", created_at: 1.7e18, last_used: 1.7e18 },
+        ],
+        { total: 3 },
+      ),
     );
     const { client } = makeClient(server.url, { credentials: { apiToken: "test-api-token" } });
     const tokens = await listAllTokens(client);

@@ -170,7 +170,10 @@ describe("faults", () => {
     for (let i = 0; i < 5; i++) await client.createToken({ name: `t-${i}` });
     expect(logs.some((l) => /^retrying GET \/flavors after HTTP 50[023] \(attempt 2\/8, waiting /.test(l))).toBe(true);
     // a create that failed with 5xx was reconciled, never duplicated
-    const names = emu.tokens().map((t) => t.name).sort();
+    const names = emu
+      .tokens()
+      .map((t) => t.name)
+      .sort();
     expect(names).toEqual(["t-0", "t-1", "t-2", "t-3", "t-4"]);
   });
 
@@ -180,7 +183,12 @@ describe("faults", () => {
     for (let i = 0; i < 6; i++) await client.createToken({ name: `c-${i}` });
     expect(logs.some((l) => /^checking whether API token "c-\d" was created despite HTTP 50[023]$/.test(l))).toBe(true);
     expect(logs.some((l) => /^no API token named "c-\d" appeared within 3(\.\d)?s; creating it again$/.test(l))).toBe(true);
-    expect(emu.tokens().map((t) => t.name).sort()).toEqual(["c-0", "c-1", "c-2", "c-3", "c-4", "c-5"]);
+    expect(
+      emu
+        .tokens()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["c-0", "c-1", "c-2", "c-3", "c-4", "c-5"]);
   });
 
   it("HTML 502 from a proxy: retried, then reported with the status and a snippet", async () => {
@@ -189,7 +197,9 @@ describe("faults", () => {
     const e = await caught(client.listFlavors());
     expect(e.kind).toBe("server");
     expect(e.httpStatus).toBe(502);
-    expect(e.message).toMatch(/HTTP 502 from POST \/authenticate\/login with a non-JSON body \(text\/html\): "502 Bad Gateway 502 Bad Gateway nginx"/);
+    expect(e.message).toMatch(
+      /HTTP 502 from POST \/authenticate\/login with a non-JSON body \(text\/html\): "502 Bad Gateway 502 Bad Gateway nginx"/,
+    );
     expect(emu.stats().requests).toBe(3);
   });
 
@@ -216,8 +226,15 @@ describe("faults", () => {
     const { client, logs } = connect(emu, { retry: { maxAttempts: 10 } });
     for (let i = 0; i < 5; i++) await client.listTokens();
     for (let i = 0; i < 5; i++) await client.createToken({ name: `d-${i}` });
-    expect(logs.some((l) => /after a (reset connection \(ECONNRESET\)|connection closed by the other side \(UND_ERR_SOCKET\))/.test(l))).toBe(true);
-    expect(emu.tokens().map((t) => t.name).sort()).toEqual(["d-0", "d-1", "d-2", "d-3", "d-4"]);
+    expect(
+      logs.some((l) => /after a (reset connection \(ECONNRESET\)|connection closed by the other side \(UND_ERR_SOCKET\))/.test(l)),
+    ).toBe(true);
+    expect(
+      emu
+        .tokens()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["d-0", "d-1", "d-2", "d-3", "d-4"]);
   });
 
   it("lost create response: the token is adopted, not created twice", async () => {
@@ -271,7 +288,13 @@ describe("pagination", () => {
     const emu = await withTokens(30, { maxPageSize: 8 });
     const { client } = connect(emu, { credentials: { apiToken: emu.tokens()[0]!.token } });
     const all = await listAllTokens(client, { sortField: "name", sortOrder: "desc", pageSize: 8 });
-    expect(all.map((t) => t.name)).toEqual(emu.tokens().map((t) => t.name).sort().reverse());
+    expect(all.map((t) => t.name)).toEqual(
+      emu
+        .tokens()
+        .map((t) => t.name)
+        .sort()
+        .reverse(),
+    );
   });
 
   it("walks under faults", async () => {

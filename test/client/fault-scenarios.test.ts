@@ -22,7 +22,12 @@ async function emulator(tokens: number, options: EmulatorOptions = {}): Promise<
 }
 
 function connect(emu: RunningEmulator, options: Partial<GpuCloudClientOptions> = {}): Harness {
-  return recordingClient({ baseUrl: emu.url, credentials: { username: "demo", password: "demo-password" }, requestTimeoutMs: 3000, ...options });
+  return recordingClient({
+    baseUrl: emu.url,
+    credentials: { username: "demo", password: "demo-password" },
+    requestTimeoutMs: 3000,
+    ...options,
+  });
 }
 
 /** What the token-apply script does: list everything, create only when the name is free. */
@@ -84,7 +89,9 @@ describe("a create that commits 3 s after the gateway answered 504", () => {
   it("is adopted, not created twice (real time)", async () => {
     const emu = await emulator(120, { faults: { gatewayTimeoutCreates: 1, createCommitDelayMs: 3000 } });
     const logs: string[] = [];
-    const client = track(newClient({ baseUrl: emu.url, credentials: { username: "demo", password: "demo-password" }, logger: (l) => logs.push(l) }));
+    const client = track(
+      newClient({ baseUrl: emu.url, credentials: { username: "demo", password: "demo-password" }, logger: (l) => logs.push(l) }),
+    );
     const started = Date.now();
     const token = await client.createToken({ name: "late" });
     const elapsed = Date.now() - started;
@@ -105,7 +112,9 @@ describe("a create that commits 3 s after the gateway answered 504", () => {
     const { client } = connect(emu, { totalTimeoutMs: 10_000 });
     const e = await caught(client.createToken({ name: "x" }));
     expect(e.outcomeUnknown).toBe(true);
-    expect(e.message).toMatch(/whether the token "x" was created could not be established .* The next apply adopts a token of that name if it exists instead of creating another$/);
+    expect(e.message).toMatch(
+      /whether the token "x" was created could not be established .* The next apply adopts a token of that name if it exists instead of creating another$/,
+    );
   });
 });
 
@@ -128,7 +137,7 @@ describe("pagination under change and refusal", () => {
     expect(new Set(first.map((t) => t.id))).toEqual(new Set(emu.tokens().map((t) => t.id)));
     expect(second).toHaveLength(70);
     expect(logs.filter((l) => /sortField/.test(l))).toEqual([
-      'GET /api-tokens: the server refused sortField/sortOrder (HTTP 400: unknown query parameter: sortField and sortOrder are not supported); listing in the server\'s own order from now on',
+      "GET /api-tokens: the server refused sortField/sortOrder (HTTP 400: unknown query parameter: sortField and sortOrder are not supported); listing in the server's own order from now on",
     ]);
     // a create after an ambiguous failure still finds its token without the newest-page shortcut
     emu.setFaults({ rejectSortParams: true, loseCreateResponses: 1 });
@@ -175,13 +184,18 @@ describe("one budget per run", () => {
   it("is shared by every request and every client of the run", async () => {
     const emu = await emulator(0, { faults: { latencyMs: 300 } });
     const lines: string[] = [];
-    const ctx = context({ GPUCLOUD_BASE_URL: emu.url, GPUCLOUD_USERNAME: "demo", GPUCLOUD_PASSWORD: "demo-password", GPUCLOUD_TIMEOUT_SECONDS: "1" }, lines);
+    const ctx = context(
+      { GPUCLOUD_BASE_URL: emu.url, GPUCLOUD_USERNAME: "demo", GPUCLOUD_PASSWORD: "demo-password", GPUCLOUD_TIMEOUT_SECONDS: "1" },
+      lines,
+    );
     const started = Date.now();
     // each call alone fits in 1 s; together they do not
     await withClient(ctx, undefined, (client) => client.listFlavors());
-    const e = await caught(withClient(ctx, `${emu.url}/`, async (client) => {
-      for (let i = 0; i < 5; i++) await client.listFlavors();
-    }));
+    const e = await caught(
+      withClient(ctx, `${emu.url}/`, async (client) => {
+        for (let i = 0; i < 5; i++) await client.listFlavors();
+      }),
+    );
     expect(e.kind).toBe("timeout");
     expect(e.message).toMatch(/^list flavors \(GET \/flavors\): .*the time budget of 1s (is used up|leaves no room for another attempt)/);
     expect(Date.now() - started).toBeLessThan(2500); // 1 s budget, plus slack for a loaded machine
@@ -196,10 +210,12 @@ describe("one budget per run", () => {
     const a = track(newClient(options));
     const b = track(newClient(options));
     await a.listFlavors(); // login + GET: about 400 ms
-    const e = await caught((async () => {
-      await b.listFlavors();
-      await b.listFlavors();
-    })());
+    const e = await caught(
+      (async () => {
+        await b.listFlavors();
+        await b.listFlavors();
+      })(),
+    );
     expect(e.kind).toBe("timeout");
     expect(Date.now()).toBeLessThan(deadline + 1000);
   });

@@ -155,8 +155,8 @@ describe("describeOffer", () => {
       "gpu H100, 8 GPUs, in stock, no spot, price <= 3.00",
     );
     expect(describeFilter({})).toBe("any flavor");
-    expect(
-      describeFilter({ regionIds: ["a", "b"], gpus: ["H100", "A100-80G"], minCpu: 8, minRamGb: 64, minDiskGb: 200, spot: true }),
-    ).toBe("region ids a/b, gpu H100/A100-80G, at least 8 CPUs, at least 64 GB RAM, at least 200 GB disk, spot only");
+    expect(describeFilter({ regionIds: ["a", "b"], gpus: ["H100", "A100-80G"], minCpu: 8, minRamGb: 64, minDiskGb: 200, spot: true })).toBe(
+      "region ids a/b, gpu H100/A100-80G, at least 8 CPUs, at least 64 GB RAM, at least 200 GB disk, spot only",
+    );
   });
 });

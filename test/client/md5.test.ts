@@ -27,9 +27,11 @@ describe("md5HexOfUtf8 (no node:crypto)", () => {
 
   test("agrees with node:crypto on 2,000 random strings", () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) >>> 0) / 2 ** 32;
     for (let k = 0; k < 2_000; k++) {
-      const text = Array.from({ length: Math.floor(random() * 150) }, () => String.fromCodePoint(Math.floor(random() ** 3 * 0x2ffff) % 0xd800)).join("");
+      const text = Array.from({ length: Math.floor(random() * 150) }, () =>
+        String.fromCodePoint(Math.floor(random() ** 3 * 0x2ffff) % 0xd800),
+      ).join("");
       expect(md5HexOfUtf8(text)).toBe(reference(text));
     }
   });

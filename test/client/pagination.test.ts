@@ -46,7 +46,12 @@ describe("listAllTokens", () => {
   });
 
   it("makes no extra (empty) request when the count is a multiple of the page size", async () => {
-    for (const [count, offsets] of [[0, [0]], [10, [0]], [20, [0, 9, 18]], [100, [0, 9, 18, 27, 36, 45, 54, 63, 72, 81, 90]]] as const) {
+    for (const [count, offsets] of [
+      [0, [0]],
+      [10, [0]],
+      [20, [0, 9, 18]],
+      [100, [0, 9, 18, 27, 36, 45, 54, 63, 72, 81, 90]],
+    ] as const) {
       const s = source(tokens(count));
       expect(await listAllTokens(s, { pageSize: 10 })).toHaveLength(count);
       expect(s.calls.map((c) => c.offset)).toEqual(offsets);
@@ -160,7 +165,12 @@ describe("listAllTokens", () => {
       async listTokens(p: ListTokensParams): Promise<TokenList> {
         calls.push(p);
         if (p.sortField !== undefined || p.limit !== undefined) {
-          throw new GpuCloudError({ operation: "list API tokens (GET /api-tokens)", kind: "validation", httpStatus: 400, detail: "bad parameter" });
+          throw new GpuCloudError({
+            operation: "list API tokens (GET /api-tokens)",
+            kind: "validation",
+            httpStatus: 400,
+            detail: "bad parameter",
+          });
         }
         const offset = p.offset ?? 0;
         return { tokens: all.slice(offset, offset + 5), total: all.length };
@@ -238,9 +248,13 @@ describe("listAllTokens in parallel", () => {
     const all = tokens(400);
     // The 5th request's answer is computed after the oldest token was deleted; pages before and
     // after it (arriving in any order) no longer overlap.
-    const s = delayed(all, (offset) => 1 + ((offset * 7) % 13), (call) => {
-      if (call === 5) all.splice(0, 1);
-    });
+    const s = delayed(
+      all,
+      (offset) => 1 + ((offset * 7) % 13),
+      (call) => {
+        if (call === 5) all.splice(0, 1);
+      },
+    );
     const result = await listAllTokens(s, { pageSize: 50 });
     expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
     expect(result).toHaveLength(399);
@@ -249,12 +263,16 @@ describe("listAllTokens in parallel", () => {
 
   it("walks again when a token is deleted and another added with a stable total, while pages are in flight", async () => {
     const all = tokens(300);
-    const s = delayed(all, (offset) => 1 + ((offset * 5) % 11), (call) => {
-      if (call === 4) {
-        all.splice(120, 1);
-        all.push({ ...tokens(1, "new")[0]!, created_at: 9000 });
-      }
-    });
+    const s = delayed(
+      all,
+      (offset) => 1 + ((offset * 5) % 11),
+      (call) => {
+        if (call === 4) {
+          all.splice(120, 1);
+          all.push({ ...tokens(1, "new")[0]!, created_at: 9000 });
+        }
+      },
+    );
     const result = await listAllTokens(s, { pageSize: 50 });
     expect(result.map((t) => t.id).sort()).toEqual(all.map((t) => t.id).sort());
     expect(s.calls.filter((o) => o === 0).length).toBeGreaterThanOrEqual(2);
@@ -262,9 +280,13 @@ describe("listAllTokens in parallel", () => {
 
   it("follows tokens created at the end while pages are in flight (ascending creation order), without a second walk", async () => {
     const all = tokens(300);
-    const s = delayed(all, (offset) => 1 + ((offset * 3) % 7), (call) => {
-      if (call === 3 || call === 6) all.push({ ...tokens(1, `new${call}-`)[0]!, created_at: 9000 + call });
-    });
+    const s = delayed(
+      all,
+      (offset) => 1 + ((offset * 3) % 7),
+      (call) => {
+        if (call === 3 || call === 6) all.push({ ...tokens(1, `new${call}-`)[0]!, created_at: 9000 + call });
+      },
+    );
     const result = await listAllTokens(s, { pageSize: 50 });
     expect(result.map((t) => t.id)).toEqual(all.map((t) => t.id));
     expect(result).toHaveLength(302);
@@ -294,7 +316,12 @@ describe("listAllTokens in parallel", () => {
       async listTokens(p: ListTokensParams): Promise<TokenList> {
         const offset = p.offset ?? 0;
         if (offset === 196) {
-          throw new GpuCloudError({ operation: "list API tokens (GET /api-tokens)", kind: "auth", httpStatus: 401, detail: "the access token was rejected (HTTP 401)" });
+          throw new GpuCloudError({
+            operation: "list API tokens (GET /api-tokens)",
+            kind: "auth",
+            httpStatus: 401,
+            detail: "the access token was rejected (HTTP 401)",
+          });
         }
         return { tokens: all.slice(offset, offset + (p.limit ?? 10)), total: all.length };
       },
@@ -327,7 +354,12 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
     const all = tokens(1000);
     const s = sorting(all);
     const newest = await listTokensSince(s, all[975]!.created_at, { pageSize: 10 });
-    expect(newest?.map((t) => t.id)).toEqual(all.slice(975).reverse().map((t) => t.id));
+    expect(newest?.map((t) => t.id)).toEqual(
+      all
+        .slice(975)
+        .reverse()
+        .map((t) => t.id),
+    );
     expect(s.calls).toEqual([0, 9, 18].map((offset) => ({ limit: 10, offset, sortField: "created_at", sortOrder: "desc" })));
   });
 
@@ -343,7 +375,12 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
     const all = tokens(100);
     const s = sorting(all, { before: (call) => (call === 2 ? void all.splice(95, 1) : undefined) });
     const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
-    expect(newest?.map((t) => t.id)).toEqual(all.slice(70).reverse().map((t) => t.id));
+    expect(newest?.map((t) => t.id)).toEqual(
+      all
+        .slice(70)
+        .reverse()
+        .map((t) => t.id),
+    );
     expect(newest).toHaveLength(29);
     expect(s.calls.filter((c) => c.offset === 0)).toHaveLength(2);
   });
@@ -352,7 +389,12 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
     const all = tokens(100);
     const s = sorting(all, { before: (call) => (call === 2 ? void all.push({ ...tokens(1, "new")[0]!, created_at: 9000 }) : undefined) });
     const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
-    expect(newest?.map((t) => t.id)).toEqual(all.slice(70, 100).reverse().map((t) => t.id));
+    expect(newest?.map((t) => t.id)).toEqual(
+      all
+        .slice(70, 100)
+        .reverse()
+        .map((t) => t.id),
+    );
     expect(s.calls.filter((c) => c.offset === 0)).toHaveLength(1);
   });
 

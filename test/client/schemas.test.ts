@@ -9,10 +9,9 @@ type ZodMini = typeof import("zod/mini");
 function freshModules(before?: (z: ZodMini) => void): { schemas: SchemasModule; z: ZodMini } {
   let loaded: { schemas: SchemasModule; z: ZodMini } | undefined;
   jest.isolateModules(() => {
-     
     const z = require("zod/mini") as ZodMini;
     before?.(z);
-     
+
     loaded = { schemas: require("../../src/client/schemas") as SchemasModule, z };
   });
   return loaded!;
@@ -36,7 +35,10 @@ describe("response schemas", () => {
 
   it("keep a locale the program chose before", () => {
     const { schemas } = freshModules((z) => z.config({ localeError: () => "nicht gültig" }));
-    expect(schemas.decodeToken({ status: true, data: { ...token, created_at: null } })).toEqual({ ok: false, issues: "data.created_at: nicht gültig" });
+    expect(schemas.decodeToken({ status: true, data: { ...token, created_at: null } })).toEqual({
+      ok: false,
+      issues: "data.created_at: nicht gültig",
+    });
   });
 
   it("export schemas with parse and safeParse that keep unknown fields and apply the defaults", () => {
@@ -45,7 +47,16 @@ describe("response schemas", () => {
     expect(parsed).toStrictEqual({ ...token, description: "", last_used: undefined, scope: "all" });
 
     const flavor = schemas.FlavorSchema.safeParse({
-      id: "f", name: "n", region_name: "r", region_id: "R", price: 1.5, cpu: 8, disk: 100, ram: 64, gpu: "H100", gpu_count: 1,
+      id: "f",
+      name: "n",
+      region_name: "r",
+      region_id: "R",
+      price: 1.5,
+      cpu: 8,
+      disk: 100,
+      ram: 64,
+      gpu: "H100",
+      gpu_count: 1,
     });
     expect(flavor.success && flavor.data.cycle).toBe("hourly");
 

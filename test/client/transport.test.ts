@@ -10,15 +10,18 @@ import { closeAfterEach, fileSender, ok, startStub, track } from "./helpers";
 closeAfterEach();
 
 function transport(baseUrl: string): HttpTransport {
-  return new HttpTransport({
-    baseUrl,
-    connectTimeoutMs: 2000,
-    requestTimeoutMs: 2000,
-    userAgent: "transport-test",
-    redactor: new Redactor(),
-    now: Date.now,
-    authDetail: (_call, how) => how,
-  }, fileSender());
+  return new HttpTransport(
+    {
+      baseUrl,
+      connectTimeoutMs: 2000,
+      requestTimeoutMs: 2000,
+      userAgent: "transport-test",
+      redactor: new Redactor(),
+      now: Date.now,
+      authDetail: (_call, how) => how,
+    },
+    fileSender(),
+  );
 }
 
 test("the answer's decoder is prepared while the request is on the wire, before the answer arrives", async () => {

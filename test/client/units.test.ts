@@ -62,7 +62,9 @@ describe("credentials", () => {
 describe("retry helpers", () => {
   it("computes capped full-jitter backoff", () => {
     const p = DEFAULT_RETRY_POLICY;
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelayMs(n, p, () => 0.999999))).toEqual([249, 499, 999, 1999, 3999, 7999, 7999, 7999]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelayMs(n, p, () => 0.999999))).toEqual([
+      249, 499, 999, 1999, 3999, 7999, 7999, 7999,
+    ]);
     expect(backoffDelayMs(3, p, () => 0)).toBe(0);
   });
 

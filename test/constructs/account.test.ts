@@ -10,7 +10,8 @@ function sync(json: any): any {
 }
 
 function inventoryQuery(json: any): Record<string, string> {
-  return Object.entries<any>(json.data.external).find(([k]) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))![1].query;
+  return Object.entries<any>(json.data.external).find(([k]) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))![1]
+    .query;
 }
 
 describe("GpuCloudAccount", () => {
@@ -61,7 +62,7 @@ describe("GpuCloudAccount", () => {
   });
 
   test.each(["gpucloud_prod_", "GPUCLOUD_PROD", "GPUCLOUD-PROD_", "1PROD_", "", "GPUCLOUD_TOKEN_"])(
-    'envPrefix %j is a synth error naming the construct path',
+    "envPrefix %j is a synth error naming the construct path",
     (envPrefix) => {
       const app = Testing.app();
       const stack = new TerraformStack(app, "s");
@@ -87,7 +88,9 @@ describe("GpuCloudAccount", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "s");
     const account = new GpuCloudAccount(app, "prod", { envPrefix: "PROD_" });
-    expect(() => make(stack, account)).toThrow(new RegExp(`^${kind} "s/c": both account and baseUrl are given: put baseUrl on the GpuCloudAccount "prod"`));
+    expect(() => make(stack, account)).toThrow(
+      new RegExp(`^${kind} "s/c": both account and baseUrl are given: put baseUrl on the GpuCloudAccount "prod"`),
+    );
   });
 
   describe("app-wide name check", () => {

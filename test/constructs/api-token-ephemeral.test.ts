@@ -17,7 +17,11 @@ function only<T>(record: Record<string, T> | undefined): T {
 
 /** A user's own `provider "local"` block (as a prebuilt binding would declare it). */
 class UsersLocalProvider extends TerraformProvider {
-  constructor(scope: Construct, id: string, readonly userAlias?: string) {
+  constructor(
+    scope: Construct,
+    id: string,
+    readonly userAlias?: string,
+  ) {
     super(scope, id, {
       terraformResourceType: "local",
       terraformGeneratorMetadata: { providerName: "local", providerVersion: "2.8.0", providerVersionConstraint: "~> 2.8" },
@@ -64,13 +68,17 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
   test("token is refused with valueInState: false, naming the construct, the field and the alternative", () => {
     const stack = new TerraformStack(Testing.app(), "test");
     const token = new ApiToken(stack, "t", { name: "ci", valueInState: false });
-    expect(() => token.token).toThrow(/^ApiToken "test\/t": token is not available with valueInState: false .*use this ApiToken's ephemeralToken instead \(Terraform >= 1\.10\)/);
+    expect(() => token.token).toThrow(
+      /^ApiToken "test\/t": token is not available with valueInState: false .*use this ApiToken's ephemeralToken instead \(Terraform >= 1\.10\)/,
+    );
     expect(() => token.tokenId).not.toThrow();
   });
 
   test("valueInState must be a boolean", () => {
     const stack = new TerraformStack(Testing.app(), "test");
-    expect(() => new ApiToken(stack, "t", { name: "ci", valueInState: "no" as unknown as boolean })).toThrow(/ApiToken "test\/t": valueInState must be true or false/);
+    expect(() => new ApiToken(stack, "t", { name: "ci", valueInState: "no" as unknown as boolean })).toThrow(
+      /ApiToken "test\/t": valueInState must be true or false/,
+    );
   });
 
   test("ephemeralToken: one ephemeral local_command per stack reads every asking token by id; hashicorp/local >= 2.7 and Terraform >= 1.10", () => {
@@ -89,7 +97,11 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     expect(command.arguments).toEqual([expect.stringMatching(/^\.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js$/), "token-value"]);
     // The query: each asking token's id (an expression over the inventory reads) and its literal base URL; not token c.
     const items = /^\$\{jsonencode\(\{(.*)\}\)\}$/.exec(command.stdin)![1].split(/, (?=")/);
-    expect(items.map((i) => i.split(" = ")[0])).toEqual([expect.stringMatching(/^"\w+\.id"$/), expect.stringMatching(/^"\w+\.base_url"$/), expect.stringMatching(/^"\w+\.id"$/)]);
+    expect(items.map((i) => i.split(" = ")[0])).toEqual([
+      expect.stringMatching(/^"\w+\.id"$/),
+      expect.stringMatching(/^"\w+\.base_url"$/),
+      expect.stringMatching(/^"\w+\.id"$/),
+    ]);
     // The token-value query is keyed by construct address; the attribute, by the token's slot in the inventory.
     expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-token-inventory_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);

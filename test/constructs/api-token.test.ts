@@ -34,7 +34,12 @@ describe("ApiToken synthesis", () => {
     const sync = only<any>(json.resource.null_resource);
     const key = sync.triggers.key;
     expect(key).toMatch(/^[0-9a-f]{42}$/);
-    expect(sync.triggers).toMatchObject({ name: "ci-pipeline", description: "for CI", workspace: "${terraform.workspace}", path: "test/ci" });
+    expect(sync.triggers).toMatchObject({
+      name: "ci-pipeline",
+      description: "for CI",
+      workspace: "${terraform.workspace}",
+      path: "test/ci",
+    });
     // Unknown at plan only when the inventory says the API differs.
     // Through a local value holding the inventory's result (Terraform decodes a data source's result for every expression that reads it).
     const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
@@ -42,7 +47,9 @@ describe("ApiToken synthesis", () => {
     expect(observedName).toMatch(/^gpucloud-token-inventory_observed_[0-9A-F]+$/);
     expect(observed).toMatch(/^\$\{data\.external\.gpucloud-token-inventory_[0-9A-F]+\.result\}$/);
     // The inventory's query and result name each token by a short slot (t0, t1, ...); the query maps it to the key.
-    expect(sync.triggers.api_in_sync).toBe(`\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`);
+    expect(sync.triggers.api_in_sync).toBe(
+      `\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`,
+    );
     expect(sync.triggers.api_in_sync).not.toContain("undefined");
 
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
@@ -60,7 +67,10 @@ describe("ApiToken synthesis", () => {
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
     // Destroy-time provisioners may only reference self; a trigger missing from an older state
     // is simply absent from the JSON, never an error.
-    expect(destroy.environment).toEqual({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
+    expect(destroy.environment).toEqual({
+      GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
+      GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
+    });
 
     const externals = json.data.external;
     expect(Object.keys(externals)).toHaveLength(2);
@@ -106,7 +116,9 @@ describe("ApiToken synthesis", () => {
     const json = synth((stack) => {
       for (let i = 0; i < 5; i++) new ApiToken(stack, `t${i}`, { name: `token-${i}`, previousNames: [`old-${i}`] });
     });
-    const inventories = Object.keys(json.data.external).filter((k) => k.startsWith("gpucloud-token-inventory") && !k.includes("after-write"));
+    const inventories = Object.keys(json.data.external).filter(
+      (k) => k.startsWith("gpucloud-token-inventory") && !k.includes("after-write"),
+    );
     expect(inventories).toHaveLength(1);
     expect(Object.keys(json.data.external)).toHaveLength(2);
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
@@ -176,9 +188,13 @@ describe("ApiToken synthesis", () => {
       expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 3);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
-      const attributesName = Object.keys(json.locals).find((k) => k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`))!;
+      const attributesName = Object.keys(json.locals).find((k) =>
+        k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`),
+      )!;
       // A token the plan-time read found (in sync or updated in place) takes its attributes from it, known at plan.
-      expect(json.locals[attributesName]).toContain(`in [${slots.map((k) => `"${k}"`).join(",")}] : k => ${idKnown} ? local.${observedName} : `);
+      expect(json.locals[attributesName]).toContain(
+        `in [${slots.map((k) => `"${k}"`).join(",")}] : k => ${idKnown} ? local.${observedName} : `,
+      );
       expect(json.locals[attributesName]).toContain(`one(data.external.${name}[*].result)`);
       for (const i of members) {
         const slot = slotOf(read.query, syncs[syncOf(i)].triggers.key);
@@ -187,7 +203,9 @@ describe("ApiToken synthesis", () => {
     });
     // Together, the groups ask exactly what the inventory asks, less its run fields.
     delete merged.after_write;
-    const { retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
+    const { retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) =>
+      /^gpucloud-token-inventory_[0-9A-F]+$/.test(k),
+    )![1].query;
     expect(merged).toEqual(tokensQuery);
   });
 
@@ -205,20 +223,31 @@ describe("ApiToken synthesis", () => {
     expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
     // Both provisioners read it from the triggers (GPUCLOUD_TOKEN_TRIGGERS).
     for (const p of sync.provisioner) {
-      expect(p["local-exec"].environment).toMatchObject({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}", GPUCLOUD_TOKEN_RUN: "${plantimestamp()}" });
+      expect(p["local-exec"].environment).toMatchObject({
+        GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
+        GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
+      });
     }
     expect(JSON.stringify(sync.provisioner)).not.toContain("GPUCLOUD_TOKEN_BASE_URL");
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
     for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
-      const baseUrl = name.startsWith("gpucloud-token-inventory") ? data.query[`${slotOf(data.query, sync.triggers.key)}.base_url`] : data.query.base_url;
+      const baseUrl = name.startsWith("gpucloud-token-inventory")
+        ? data.query[`${slotOf(data.query, sync.triggers.key)}.base_url`]
+        : data.query.base_url;
       expect(baseUrl).toBe("https://api.example.test/v1");
     }
   });
 
   test("escapes ${ and %{ in every literal string it writes, so Terraform does not interpolate them", () => {
-    const json = synth((stack) =>
-      new ApiToken(stack, "ci", { name: "n-${x}", description: "d-${var.y} %{ if z }", previousNames: ["p-${w}"], baseUrl: "https://h.test/${v}" }),
+    const json = synth(
+      (stack) =>
+        new ApiToken(stack, "ci", {
+          name: "n-${x}",
+          description: "d-${var.y} %{ if z }",
+          previousNames: ["p-${w}"],
+          baseUrl: "https://h.test/${v}",
+        }),
     );
     const text = JSON.stringify(json);
     // Every occurrence is escaped: no bare ${x}, ${var.y}, ${w}, ${v} or %{ anywhere.
@@ -270,7 +299,9 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "later", { value: Op.add(token.createdAt, 1) });
       new TerraformOutput(stack, "text", { value: `id=${token.tokenId}` });
     });
-    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(local\.gpucloud-token-inventory_attributes_[0-9A-F]+\["\w+"\]\["\w+\.id"\]\)\)\}$/);
+    expect(json.output.upper.value).toMatch(
+      /^\$\{upper\(\(local\.gpucloud-token-inventory_attributes_[0-9A-F]+\["\w+"\]\["\w+\.id"\]\)\)\}$/,
+    );
     expect(json.output.later.value).toMatch(/^\$\{\(tonumber\(.*\) \+ 1\)\}$/);
     expect(json.output.text.value).toMatch(/^id=\$\{\(local\..*\)\}$/);
   });
@@ -352,15 +383,27 @@ describe("ApiToken synthesis", () => {
       ["an empty name", { name: "" }, /ApiToken "test\/ci": name must not be blank/],
       ["a white-space name", { name: " \t " }, /ApiToken "test\/ci": name must not be blank or only white space/],
       ["a blank previous name", { name: "ci", previousNames: ["old", "  "] }, /ApiToken "test\/ci": previousNames\[1\] must not be blank/],
-      ["a 51-character previous name", { name: "ci", previousNames: ["y".repeat(51)] }, /previousNames\[0\] must be 1 to 50 characters .*got 51/],
+      [
+        "a 51-character previous name",
+        { name: "ci", previousNames: ["y".repeat(51)] },
+        /previousNames\[0\] must be 1 to 50 characters .*got 51/,
+      ],
       ["a previous name equal to the name", { name: "ci", previousNames: ["ci"] }, /previousNames must not contain the name itself/],
       ["a missing name", {}, /ApiToken "test\/ci": name is required/],
       ["a non-string description", { name: "ci", description: 42 }, /description must be a string/],
       ["a baseUrl with credentials", { name: "ci", baseUrl: "https://u:p@api.example.test" }, /baseUrl must not contain credentials/],
       ["a baseUrl that is not http", { name: "ci", baseUrl: "ftp://api.example.test" }, /baseUrl must be an http/],
       // A malformed URL with a credential: refused without quoting the credential.
-      ["a baseUrl with a credential and a typo in the scheme", { name: "ci", baseUrl: "htps://u:leak-me-7f3@api.example.test" }, /baseUrl must be an http(?![\s\S]*leak-me-7f3)/],
-      ["a baseUrl with a credential that is not a URL", { name: "ci", baseUrl: "https://u:leak-me-7f3@api example" }, /baseUrl must be an http(?![\s\S]*leak-me-7f3)/],
+      [
+        "a baseUrl with a credential and a typo in the scheme",
+        { name: "ci", baseUrl: "htps://u:leak-me-7f3@api.example.test" },
+        /baseUrl must be an http(?![\s\S]*leak-me-7f3)/,
+      ],
+      [
+        "a baseUrl with a credential that is not a URL",
+        { name: "ci", baseUrl: "https://u:leak-me-7f3@api example" },
+        /baseUrl must be an http(?![\s\S]*leak-me-7f3)/,
+      ],
     ];
     test.each(cases)("%s", (_label, props, message) => {
       expect(() => synth((stack) => new ApiToken(stack, "ci", props))).toThrow(message);

@@ -15,7 +15,12 @@ const lookup = onlyLookup;
 describe("FlavorPreference synthesis", () => {
   test("template syntax in literal strings is escaped, so Terraform reads them as written", () => {
     const data = lookup(synth({ choices: [{ gpu: "g-${a}", regionIds: ["r-%{b}"] }], baseUrl: "http://h.test/${c}" }));
-    expect(data.query).toEqual({ choice_count: "1", choice0_gpu: "g-$${a}", choice0_region_ids: '["r-%%{b}"]', base_url: "http://h.test/$${c}" });
+    expect(data.query).toEqual({
+      choice_count: "1",
+      choice0_gpu: "g-$${a}",
+      choice0_region_ids: '["r-%%{b}"]',
+      base_url: "http://h.test/$${c}",
+    });
   });
 
   test("writes each choice's filter under its own prefix, in order, with the count", () => {
@@ -92,7 +97,11 @@ describe("FlavorPreference synthesis", () => {
     const cases: Array<[string, any, RegExp]> = [
       ["no choices", { choices: [] }, /FlavorPreference "test\/gpu": choices must be a list of at least one filter/],
       ["missing choices", {}, /choices must be a list of at least one filter/],
-      ["gpu and gpus in a choice", { choices: [{ gpu: "H100" }, { gpu: "A100", gpus: ["L40S"] }] }, /choices\[1\]\.give gpu or gpus, not both/],
+      [
+        "gpu and gpus in a choice",
+        { choices: [{ gpu: "H100" }, { gpu: "A100", gpus: ["L40S"] }] },
+        /choices\[1\]\.give gpu or gpus, not both/,
+      ],
       ["a bad count in a choice", { choices: [{ gpuCount: 0 }] }, /choices\[0\]\.gpuCount must be a whole number of at least 1/],
       ["a non-boolean in a choice", { choices: [{ inStockOnly: "yes" }] }, /choices\[0\]\.inStockOnly must be true or false/],
       ["a baseUrl with credentials", { choices: [{}], baseUrl: "http://u:p@h" }, /baseUrl must not contain credentials/],

@@ -3,14 +3,20 @@ import { TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { ApiToken, FlavorPreference, Flavors } from "../../src";
 
 /** The stack's data "external" blocks, by the command each runs, with their queries. */
-function reads(build: (stack: TerraformStack) => void): { name: string; command: string; query: Record<string, string>; count?: unknown }[] {
+function reads(
+  build: (stack: TerraformStack) => void,
+): { name: string; command: string; query: Record<string, string>; count?: unknown }[] {
   const app = Testing.app();
   const stack = new TerraformStack(app, "test");
   build(stack);
   const json = JSON.parse(Testing.synth(stack));
   return Object.entries<any>(json.data.external).map(([name, d]) => ({ name, command: d.program[2], query: d.query, count: d.count }));
 }
-const lookupsOf = (query: Record<string, string>) => Object.keys(query).filter((k) => k.endsWith(".lookup")).map((k) => query[k]).sort();
+const lookupsOf = (query: Record<string, string>) =>
+  Object.keys(query)
+    .filter((k) => k.endsWith(".lookup"))
+    .map((k) => query[k])
+    .sort();
 const plannedReads = (all: ReturnType<typeof reads>) => all.filter((r) => !r.name.includes("after-write"));
 
 describe("the stack's one read", () => {

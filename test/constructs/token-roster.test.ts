@@ -19,7 +19,11 @@ describe("the stack's token roster (synthesis)", () => {
     expect(roster.count).toBe(1);
     expect(roster.triggers_replace).toEqual(["s/a", "s/b", "s/c"]);
     expect(Object.keys(roster.input).sort()).toEqual(["s/a", "s/b", "s/c"]);
-    expect(roster.input["s/b"]).toEqual({ name: "bee", id: expect.stringMatching(/^\$\{local\.gpucloud-token-inventory_attributes_\w+\["t0"\]\["t0\.id"\]\}$/), env_prefix: "GPUCLOUD_PROD_" });
+    expect(roster.input["s/b"]).toEqual({
+      name: "bee",
+      id: expect.stringMatching(/^\$\{local\.gpucloud-token-inventory_attributes_\w+\["t0"\]\["t0\.id"\]\}$/),
+      env_prefix: "GPUCLOUD_PROD_",
+    });
     // Literal text stays literal; an expression stays an expression.
     expect(roster.input["s/a"].name).toBe("a-$${x}");
     expect(roster.input["s/c"].name).toBe("${var.n}");
@@ -34,10 +38,13 @@ describe("the stack's token roster (synthesis)", () => {
     });
     // A failing lookup of the stack's read fails a full plan here, not the read (see INVENTORY_LOOKUP_ERRORS).
     expect(roster.lifecycle.precondition).toEqual([
-      { condition: expect.stringContaining('"lookup_errors", "") == ""}'), error_message: expect.stringMatching(/^\$\{lookup\(local\.\S+, "lookup_errors", ""\)\}$/) },
+      {
+        condition: expect.stringContaining('"lookup_errors", "") == ""}'),
+        error_message: expect.stringMatching(/^\$\{lookup\(local\.\S+, "lookup_errors", ""\)\}$/),
+      },
     ]);
     // Nothing secret, and no token value, reaches it.
-    expect(JSON.stringify(roster)).not.toContain(".token\"]");
+    expect(JSON.stringify(roster)).not.toContain('.token"]');
   });
 
   test("a stack of lookups only has the block, without an instance", () => {

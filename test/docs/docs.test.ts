@@ -50,7 +50,13 @@ function relativeLinks(markdown: string): string[] {
   return out;
 }
 
-const markdownFiles = ["README.md", "CONTRIBUTING.md", ...readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const markdownFiles = [
+  "README.md",
+  "CONTRIBUTING.md",
+  ...readdirSync(path.join(root, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 describe("README", () => {
   const readme = read("README.md");
@@ -71,7 +77,17 @@ describe("README", () => {
 
   test("has its sections in the order a user reads them", () => {
     const sections = lines.filter((l) => l.startsWith("## ")).map((l) => l.slice(3));
-    const wanted = ["Install", "Example", "Credentials and accounts", "`ApiToken`", "`Flavors`", "`FlavorPreference`", "Pipeline usage", "Limits", "Links"];
+    const wanted = [
+      "Install",
+      "Example",
+      "Credentials and accounts",
+      "`ApiToken`",
+      "`Flavors`",
+      "`FlavorPreference`",
+      "Pipeline usage",
+      "Limits",
+      "Links",
+    ];
     const positions = wanted.map((w) => sections.indexOf(w));
     expect(positions).not.toContain(-1);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

@@ -25,7 +25,12 @@ describe("cty msgpack codec", () => {
 
   it("reads a refined unknown (extension type 12 with a map payload) as unknown", () => {
     // e.g. an unknown string known not to be null with a prefix: refinements are a msgpack map.
-    const refinements = encode(new Map<number, unknown>([[1, true], [2, "ab"]]));
+    const refinements = encode(
+      new Map<number, unknown>([
+        [1, true],
+        [2, "ab"],
+      ]),
+    );
     const bytes = encode({ id: new ExtData(12, refinements), name: "x" });
     const v = decodeMsgpack(bytes);
     expect(v).toEqual({ id: Unknown, name: "x" });

@@ -77,7 +77,9 @@ describe("provider doubles over gRPC", () => {
       server_capabilities: { plan_destroy: boolean };
     }>("GetSchema", {});
     const attrs = res.resource_schemas.null_resource.block.attributes;
-    const byName = Object.fromEntries(attrs.map((a) => [a.name, { type: JSON.parse(a.type.toString()), optional: a.optional, computed: a.computed }]));
+    const byName = Object.fromEntries(
+      attrs.map((a) => [a.name, { type: JSON.parse(a.type.toString()), optional: a.optional, computed: a.computed }]),
+    );
     expect(byName).toEqual({
       triggers: { type: ["map", "string"], optional: true, computed: false },
       id: { type: "string", optional: false, computed: true },
@@ -91,12 +93,15 @@ describe("provider doubles over gRPC", () => {
     const prior = { id: "7", triggers: { t: "old" } };
     // What Terraform sends for an unknown string known to be non-null: extension 12.
     const proposed = { id: "7", triggers: { t: new ExtData(12, encode(new Map([[1, true]]))) } };
-    const res = await p.call<{ planned_state: { msgpack: Buffer }; requires_replace: unknown[]; diagnostics: Diag[] }>("PlanResourceChange", {
-      type_name: "null_resource",
-      prior_state: { msgpack: encode(prior) },
-      proposed_new_state: { msgpack: encode(proposed) },
-      config: { msgpack: encode({ id: null, triggers: proposed.triggers }) },
-    });
+    const res = await p.call<{ planned_state: { msgpack: Buffer }; requires_replace: unknown[]; diagnostics: Diag[] }>(
+      "PlanResourceChange",
+      {
+        type_name: "null_resource",
+        prior_state: { msgpack: encode(prior) },
+        proposed_new_state: { msgpack: encode(proposed) },
+        config: { msgpack: encode({ id: null, triggers: proposed.triggers }) },
+      },
+    );
     expect(res.diagnostics).toEqual([]);
     expect(res.requires_replace).toEqual([{ steps: [{ attribute_name: "triggers", selector: "attribute_name" }] }]);
     expect(decodeMsgpack(res.planned_state.msgpack)).toEqual({ id: Unknown, triggers: { t: Unknown } });
@@ -115,7 +120,10 @@ describe("provider doubles over gRPC", () => {
 
   it("refuses import with the framework's diagnostic", async () => {
     const p = open(reattach[NULL].Addr.String, "provider");
-    const res = await p.call<{ imported_resources: unknown[]; diagnostics: Diag[] }>("ImportResourceState", { type_name: "null_resource", id: "x" });
+    const res = await p.call<{ imported_resources: unknown[]; diagnostics: Diag[] }>("ImportResourceState", {
+      type_name: "null_resource",
+      id: "x",
+    });
     expect(res.imported_resources).toEqual([]);
     expect(res.diagnostics).toMatchObject([{ severity: "ERROR", summary: "Resource Import Not Implemented" }]);
   });
@@ -134,7 +142,15 @@ describe("provider doubles over gRPC", () => {
     const script = "process.stdout.write(JSON.stringify({ cwd: process.cwd(), v: process.env.SESSION_VAR }))";
     const res = await p.call<{ state: { msgpack: Buffer }; diagnostics: Diag[] }>("ReadDataSource", {
       type_name: "external",
-      config: { msgpack: encode({ program: [process.execPath, "-e", script], query: null, working_dir: null, result: new ExtData(0, new Uint8Array([0])), id: new ExtData(0, new Uint8Array([0])) }) },
+      config: {
+        msgpack: encode({
+          program: [process.execPath, "-e", script],
+          query: null,
+          working_dir: null,
+          result: new ExtData(0, new Uint8Array([0])),
+          id: new ExtData(0, new Uint8Array([0])),
+        }),
+      },
     });
     expect(res.diagnostics).toEqual([]);
     expect(decodeMsgpack(res.state.msgpack)).toEqual({
@@ -164,7 +180,9 @@ describe("provider doubles over gRPC", () => {
     let p: ReturnType<typeof client>;
     beforeAll(async () => {
       dir = makeTempDir("tf-doubles-local-");
-      const session = JSON.parse(await doubles.session({ cwd: dir, env: { ...process.env, LOCAL_SECRET: "from-terraform-env" } })) as Reattach;
+      const session = JSON.parse(
+        await doubles.session({ cwd: dir, env: { ...process.env, LOCAL_SECRET: "from-terraform-env" } }),
+      ) as Reattach;
       p = open(session[LOCAL].Addr.String, "provider");
     });
     const openCommand = (cfg: Record<string, unknown>) =>
@@ -175,12 +193,24 @@ describe("provider doubles over gRPC", () => {
 
     it("describes the schema: nothing sensitive, exit_code a number, no resources or data sources", async () => {
       const res = await p.call<{
-        ephemeral_resource_schemas: Record<string, { block: { attributes: { name: string; type: Buffer; required: boolean; optional: boolean; computed: boolean; sensitive: boolean }[] } }>;
+        ephemeral_resource_schemas: Record<
+          string,
+          {
+            block: {
+              attributes: { name: string; type: Buffer; required: boolean; optional: boolean; computed: boolean; sensitive: boolean }[];
+            };
+          }
+        >;
         resource_schemas: Record<string, unknown>;
         data_source_schemas: Record<string, unknown>;
       }>("GetSchema", {});
       const attrs = res.ephemeral_resource_schemas.local_command.block.attributes;
-      const byName = Object.fromEntries(attrs.map((a) => [a.name, [JSON.parse(a.type.toString()), a.required ? "required" : a.optional ? "optional" : "computed", a.sensitive]]));
+      const byName = Object.fromEntries(
+        attrs.map((a) => [
+          a.name,
+          [JSON.parse(a.type.toString()), a.required ? "required" : a.optional ? "optional" : "computed", a.sensitive],
+        ]),
+      );
       expect(byName).toEqual({
         command: ["string", "required", false],
         arguments: [["list", "string"], "optional", false],
@@ -194,11 +224,17 @@ describe("provider doubles over gRPC", () => {
       expect(res.resource_schemas).toEqual({});
       expect(res.data_source_schemas).toEqual({});
       await expect(p.call("GetMetadata", {})).resolves.toMatchObject({ ephemeral_resources: [{ type_name: "local_command" }] });
-      await expect(p.call("ValidateEphemeralResourceConfig", { type_name: "local_command", config: { msgpack: encode(config({ command: "x", exit_code: U })) } })).resolves.toEqual({ diagnostics: [] });
+      await expect(
+        p.call("ValidateEphemeralResourceConfig", {
+          type_name: "local_command",
+          config: { msgpack: encode(config({ command: "x", exit_code: U })) },
+        }),
+      ).resolves.toEqual({ diagnostics: [] });
     });
 
     it("runs the command on PATH in Terraform's directory with Terraform's whole environment, stdin given; null arguments dropped", async () => {
-      const script = "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(JSON.stringify({cwd:process.cwd(),v:process.env.LOCAL_SECRET,s,a:process.argv.slice(1)})))";
+      const script =
+        "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(JSON.stringify({cwd:process.cwd(),v:process.env.LOCAL_SECRET,s,a:process.argv.slice(1)})))";
       const res = await openCommand({ command: "node", arguments: ["-e", script, null, "x"], stdin: "in put" });
       expect(res.diagnostics).toEqual([]);
       // No renewal and no private data: Terraform never calls Renew.
@@ -216,8 +252,14 @@ describe("provider doubles over gRPC", () => {
       const failing = ["-e", "process.stderr.write('bad thing');process.exit(3)"];
       const failed = await openCommand({ command: "node", arguments: failing });
       expect(failed.diagnostics).toHaveLength(1);
-      expect(failed.diagnostics[0]).toMatchObject({ severity: "ERROR", summary: "Command Execution Failed", attribute: { steps: [{ attribute_name: "command" }] } });
-      expect(failed.diagnostics[0].detail).toMatch(/^The ephemeral resource executed the command but received a non-zero exit code\. If a non-zero exit code is expected and can be handled in configuration, set "allow_non_zero_exit_code" to true\.\n\nCommand: \/\S*node -e process\.stderr/);
+      expect(failed.diagnostics[0]).toMatchObject({
+        severity: "ERROR",
+        summary: "Command Execution Failed",
+        attribute: { steps: [{ attribute_name: "command" }] },
+      });
+      expect(failed.diagnostics[0].detail).toMatch(
+        /^The ephemeral resource executed the command but received a non-zero exit code\. If a non-zero exit code is expected and can be handled in configuration, set "allow_non_zero_exit_code" to true\.\n\nCommand: \/\S*node -e process\.stderr/,
+      );
       expect(failed.diagnostics[0].detail).toMatch(/\nCommand Error: bad thing\nState: exit status 3$/);
 
       const allowed = await openCommand({ command: "node", arguments: failing, allow_non_zero_exit_code: true });
@@ -228,21 +270,28 @@ describe("provider doubles over gRPC", () => {
     it("a command not found, or found only through a relative PATH entry (Go's ErrDot), fails the lookup", async () => {
       const missing = await openCommand({ command: "no-such-command-i16" });
       expect(missing.diagnostics[0]).toMatchObject({ summary: "Command Lookup Failed" });
-      expect(missing.diagnostics[0].detail).toMatch(/\n\nPlatform: linux\nCommand: no-such-command-i16\nError: exec: "no-such-command-i16": executable file not found in \$PATH$/);
+      expect(missing.diagnostics[0].detail).toMatch(
+        /\n\nPlatform: linux\nCommand: no-such-command-i16\nError: exec: "no-such-command-i16": executable file not found in \$PATH$/,
+      );
 
       const bin = path.join(dir, "bin");
       mkdirSync(bin, { recursive: true });
       writeFileSync(path.join(bin, "dot-tool"), "#!/bin/sh\necho hi\n", { mode: 0o755 });
       const session = JSON.parse(await doubles.session({ cwd: dir, env: { ...process.env, PATH: `bin:${process.env.PATH}` } })) as Reattach;
       const q = open(session[LOCAL].Addr.String, "provider");
-      const dot = await q.call<{ diagnostics: Diag[] }>("OpenEphemeralResource", { type_name: "local_command", config: { msgpack: encode(config({ command: "dot-tool" })) } });
+      const dot = await q.call<{ diagnostics: Diag[] }>("OpenEphemeralResource", {
+        type_name: "local_command",
+        config: { msgpack: encode(config({ command: "dot-tool" })) },
+      });
       expect(dot.diagnostics[0].detail).toMatch(/\nError: exec: "dot-tool": cannot run executable found relative to current directory$/);
     });
 
     it("a working_directory that does not exist fails to start (no exit code)", async () => {
       const res = await openCommand({ command: "node", arguments: ["-e", ""], working_directory: "nope" });
       expect(res.diagnostics[0]).toMatchObject({ summary: "Command Execution Failed" });
-      expect(res.diagnostics[0].detail).toMatch(/^The ephemeral resource received an unexpected error while attempting to execute the command\.\n\nCommand: \S*node -e \nState: chdir nope: no such file or directory$/);
+      expect(res.diagnostics[0].detail).toMatch(
+        /^The ephemeral resource received an unexpected error while attempting to execute the command\.\n\nCommand: \S*node -e \nState: chdir nope: no such file or directory$/,
+      );
       expect(decodeMsgpack(res.result.msgpack)).toMatchObject({ exit_code: null });
     });
 

@@ -47,7 +47,11 @@ describeWithTerraform("hashicorp/local's ephemeral local_command double under re
       resource: {
         null_resource: {
           consumer: {
-            provisioner: [{ "local-exec": { command: 'printf %s "$V" > consumed.txt', environment: { V: "${ephemeral.local_command.secret.stdout}" } } }],
+            provisioner: [
+              {
+                "local-exec": { command: 'printf %s "$V" > consumed.txt', environment: { V: "${ephemeral.local_command.secret.stdout}" } },
+              },
+            ],
           },
         },
       },
@@ -68,7 +72,9 @@ describeWithTerraform("hashicorp/local's ephemeral local_command double under re
   test("a configuration unknown at plan is opened only at apply", async () => {
     const tf = stack({
       resource: { null_resource: { first: {} } },
-      ephemeral: { local_command: { later: { command: "node", arguments: ["-e", "process.stdout.write('ok')", "${null_resource.first.id}"] } } },
+      ephemeral: {
+        local_command: { later: { command: "node", arguments: ["-e", "process.stdout.write('ok')", "${null_resource.first.id}"] } },
+      },
       locals: { used: "${ephemeral.local_command.later.stdout}" },
     });
     await tf.init({ check: true });
@@ -80,7 +86,9 @@ describeWithTerraform("hashicorp/local's ephemeral local_command double under re
 
   test("a non-zero exit fails the plan with the provider's diagnostic, stderr included", async () => {
     const tf = stack({
-      ephemeral: { local_command: { failing: { command: "node", arguments: ["-e", "process.stderr.write('no such token');process.exit(2)"] } } },
+      ephemeral: {
+        local_command: { failing: { command: "node", arguments: ["-e", "process.stderr.write('no such token');process.exit(2)"] } },
+      },
       locals: { used: "${ephemeral.local_command.failing.stdout}" },
     });
     await tf.init({ check: true });

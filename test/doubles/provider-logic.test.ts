@@ -41,14 +41,18 @@ describe("null_resource planning", () => {
     expect(triggersRequireReplace(null, { b: null })).toBe(false);
     expect(triggersRequireReplace(null, { b: "x" })).toBe(true);
     // Not a replacement, but still an in-place change that keeps the id.
-    expect(planNullResource(prior, { id: "42", triggers: { a: "1", b: null } })).toEqual({ planned: { id: "42", triggers: { a: "1", b: null } } });
+    expect(planNullResource(prior, { id: "42", triggers: { a: "1", b: null } })).toEqual({
+      planned: { id: "42", triggers: { a: "1", b: null } },
+    });
   });
 
   it("updates in place, like the real plan modifier, when a wholly unknown map replaces a null or empty one", () => {
     // The framework sees no elements in an unknown map, so nothing in the prior map is missing.
     expect(triggersRequireReplace(null, Unknown)).toBe(false);
     expect(triggersRequireReplace({}, Unknown)).toBe(false);
-    expect(planNullResource({ id: "7", triggers: null }, { id: "7", triggers: Unknown })).toEqual({ planned: { id: "7", triggers: Unknown } });
+    expect(planNullResource({ id: "7", triggers: null }, { id: "7", triggers: Unknown })).toEqual({
+      planned: { id: "7", triggers: Unknown },
+    });
   });
 
   it("draws ids like Go's rand.Int(): non-negative decimal integers", () => {
@@ -72,7 +76,10 @@ describe("external program helpers", () => {
     // A JSON null is a nil map: the framework stores a null `result`, not an empty one.
     expect(goJsonUnmarshalStringMap("null")).toEqual({ ok: true, result: null });
     expect(goJsonUnmarshalStringMap('{"a":null}')).toEqual({ ok: true, result: { a: "" } });
-    expect(goJsonUnmarshalStringMap('{"s":"\\ud83d\\ude00 \\ud800 \\u00e9"}')).toEqual({ ok: true, result: { s: "\u{1f600} \ufffd \u00e9" } });
+    expect(goJsonUnmarshalStringMap('{"s":"\\ud83d\\ude00 \\ud800 \\u00e9"}')).toEqual({
+      ok: true,
+      result: { s: "\u{1f600} \ufffd \u00e9" },
+    });
     // Invalid UTF-8: one U+FFFD per byte, as Go's decoder (Node's would merge a truncated sequence).
     const bytes = Buffer.concat([Buffer.from('{"s":"'), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from('!\u00e9\u{1f600}"}')]);
     expect(goJsonUnmarshalStringMap(bytes)).toEqual({ ok: true, result: { s: "\ufffd\ufffd\ufffd!\u00e9\u{1f600}" } });
@@ -121,15 +128,31 @@ describe("external program helpers", () => {
     const env = { PATH: `/nonexistent${path.delimiter}${bin}` };
     expect(lookPath("tool", env, dir)).toEqual({ ok: true, path: path.join(bin, "tool") });
     expect(lookPath("data", env, dir)).toEqual({ ok: false, notFound: true, error: 'exec: "data": executable file not found in $PATH' });
-    expect(lookPath(path.join(bin, "data"), env, dir)).toEqual({ ok: false, notFound: false, error: `exec: "${path.join(bin, "data")}": permission denied` });
-    expect(lookPath("./missing", env, dir)).toEqual({ ok: false, notFound: false, error: 'exec: "./missing": stat ./missing: no such file or directory' });
+    expect(lookPath(path.join(bin, "data"), env, dir)).toEqual({
+      ok: false,
+      notFound: false,
+      error: `exec: "${path.join(bin, "data")}": permission denied`,
+    });
+    expect(lookPath("./missing", env, dir)).toEqual({
+      ok: false,
+      notFound: false,
+      error: 'exec: "./missing": stat ./missing: no such file or directory',
+    });
     // Relative names and PATH entries are checked against the given directory, and stay relative.
     expect(lookPath("./bin/tool", env, dir)).toEqual({ ok: true, path: "./bin/tool" });
     expect(lookPath("tool", { PATH: "bin" }, dir)).toEqual({ ok: true, path: "bin/tool" });
-    expect(lookPath("bin", { PATH: "." }, dir)).toEqual({ ok: false, notFound: true, error: 'exec: "bin": executable file not found in $PATH' });
+    expect(lookPath("bin", { PATH: "." }, dir)).toEqual({
+      ok: false,
+      notFound: true,
+      error: 'exec: "bin": executable file not found in $PATH',
+    });
     // An empty or missing PATH searches nothing, not even the current directory.
     for (const empty of [{ PATH: "" }, {}]) {
-      expect(lookPath("tool", empty, bin)).toEqual({ ok: false, notFound: true, error: 'exec: "tool": executable file not found in $PATH' });
+      expect(lookPath("tool", empty, bin)).toEqual({
+        ok: false,
+        notFound: true,
+        error: 'exec: "tool": executable file not found in $PATH',
+      });
     }
   });
 });
@@ -150,7 +173,10 @@ describe("external data source read", () => {
   });
 
   const read = (config: Record<string, unknown>, env: NodeJS.ProcessEnv = { PATH: path.join(dir, "bin") }) =>
-    externalProvider({ cwd: dir, env }).dataSources.external.read({ program: null, working_dir: null, query: null, result: null, id: null, ...config } as never, ctx);
+    externalProvider({ cwd: dir, env }).dataSources.external.read(
+      { program: null, working_dir: null, query: null, result: null, id: null, ...config } as never,
+      ctx,
+    );
   const detail = (res: Awaited<ReturnType<typeof read>>): string => res.diagnostics.map((d) => `${d.summary}: ${d.detail}`).join("\n");
 
   it("does not fall back to a shell when the program is not on PATH", async () => {
@@ -177,7 +203,9 @@ describe("external data source read", () => {
   });
 
   it("reports a working_dir that is missing or not a directory like os.StartProcess", async () => {
-    expect(detail(await read({ program: ["env-echo"], working_dir: "missing" }))).toContain("State: chdir missing: no such file or directory");
+    expect(detail(await read({ program: ["env-echo"], working_dir: "missing" }))).toContain(
+      "State: chdir missing: no such file or directory",
+    );
     expect(detail(await read({ program: ["env-echo"], working_dir: "not-a-dir" }))).toContain(
       `State: fork/exec ${path.join(dir, "bin", "env-echo")}: not a directory`,
     );

@@ -31,7 +31,12 @@ describe("emulator accounts", () => {
     expect(foreign.status).toBe(404);
     // An API token acts on the account that made it.
     expect(await names(bearer(onProd.json.data.token))).toEqual([onProd.json.data.id]);
-    expect(emu.tokens().map((t) => [t.account, t.name]).sort()).toEqual([
+    expect(
+      emu
+        .tokens()
+        .map((t) => [t.account, t.name])
+        .sort(),
+    ).toEqual([
       ["prod", "ci"],
       ["staging", "ci"],
     ]);

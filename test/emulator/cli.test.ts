@@ -15,7 +15,19 @@ function capture() {
 
 describe("parseArgs", () => {
   test("all flags, both --flag value and --flag=value forms", () => {
-    const p = parseArgs(["--host", "::1", "--port=8080", "--user", "a:p:w", "--user=b:x", "--access-ttl", "5", "--refresh-ttl=9", "--latency", "20"]);
+    const p = parseArgs([
+      "--host",
+      "::1",
+      "--port=8080",
+      "--user",
+      "a:p:w",
+      "--user=b:x",
+      "--access-ttl",
+      "5",
+      "--refresh-ttl=9",
+      "--latency",
+      "20",
+    ]);
     expect(p.options).toEqual({
       host: "::1",
       port: 8080,
@@ -32,7 +44,9 @@ describe("parseArgs", () => {
   });
 
   test("--requests-per-second and --logins-per-minute set the rate limit", () => {
-    expect(parseArgs(["--requests-per-second", "20", "--logins-per-minute=10"]).options).toEqual({ rateLimit: { requestsPerSecond: 20, loginsPerMinute: 10 } });
+    expect(parseArgs(["--requests-per-second", "20", "--logins-per-minute=10"]).options).toEqual({
+      rateLimit: { requestsPerSecond: 20, loginsPerMinute: 10 },
+    });
     expect(parseArgs(["--logins-per-minute", "3"]).options).toEqual({ rateLimit: { loginsPerMinute: 3 } });
     expect(() => parseArgs(["--requests-per-second", "0"])).toThrow(/--requests-per-second/);
   });
@@ -40,7 +54,9 @@ describe("parseArgs", () => {
   test("--store-names: as-given, trimmed or lower-cased; anything else is refused", () => {
     expect(parseArgs(["--store-names", "trimmed"]).options).toEqual({ storeNames: "trimmed" });
     expect(parseArgs(["--store-names=lower-cased"]).options).toEqual({ storeNames: "lower-cased" });
-    expect(() => parseArgs(["--store-names", "upper"])).toThrow(/--store-names must be one of as-given, trimmed, lower-cased \(got "upper"\)/);
+    expect(() => parseArgs(["--store-names", "upper"])).toThrow(
+      /--store-names must be one of as-given, trimmed, lower-cased \(got "upper"\)/,
+    );
   });
 
   test("without --user, the account comes from GPUCLOUD_USERNAME/GPUCLOUD_PASSWORD (no password in argv)", () => {
@@ -71,7 +87,9 @@ describe("parseArgs", () => {
   test("main exits 2 on a half-set account, before listening", async () => {
     const c = capture();
     expect(await main([], { ...c.io, env: { GPUCLOUD_USERNAME: "ci" } })).toBe(2);
-    expect(c.err[0]).toBe("gpucloud-emulator: GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not: set both, or pass --user NAME:PASSWORD");
+    expect(c.err[0]).toBe(
+      "gpucloud-emulator: GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not: set both, or pass --user NAME:PASSWORD",
+    );
     expect(c.out).toEqual([]);
   });
 
@@ -102,7 +120,9 @@ describe("main (in process)", () => {
 
   test("--help lists every control endpoint the server routes", () => {
     const server = readFileSync(path.join(__dirname, "../../src/emulator/server.ts"), "utf8");
-    const routes = [...server.matchAll(/\{ template: "(\/_emulator\/[^"]+)", pattern: [^}]*methods: \["(\w+)"\]/g)].map((m) => `${m[2]} ${m[1]}`);
+    const routes = [...server.matchAll(/\{ template: "(\/_emulator\/[^"]+)", pattern: [^}]*methods: \["(\w+)"\]/g)].map(
+      (m) => `${m[2]} ${m[1]}`,
+    );
     expect(routes.length).toBeGreaterThanOrEqual(6);
     const listed = [...USAGE.matchAll(/^ {2}(GET|POST|PUT|DELETE) +(\/_emulator\/\S+)/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(listed.sort()).toEqual(routes.sort());
@@ -138,7 +158,9 @@ describe("main (in process)", () => {
     expect(r.status).toBe(200);
     const claims = JSON.parse(Buffer.from(r.json.data.access_token.split(".")[1], "base64url").toString());
     expect(claims.exp - claims.iat).toBe(60);
-    expect((await call({ url }, "POST", "/authenticate/login", { body: { username: "demo", password: md5Hex("demo-password") } })).status).toBe(401);
+    expect(
+      (await call({ url }, "POST", "/authenticate/login", { body: { username: "demo", password: md5Hex("demo-password") } })).status,
+    ).toBe(401);
     stop.abort();
     expect(await done).toBe(0);
     expect(c.out).toContain("gpucloud emulator stopped");

@@ -22,7 +22,16 @@ describe("seed data", () => {
   test("real-world model names with variants, counts, spot, stock states and omitted fields are all represented", () => {
     const models = new Set(flavors.map((f) => f.gpu.replace(/-spot$/i, "").toUpperCase()));
     expect(models).toEqual(
-      new Set(["H100-80G-PCIE", "H100-80G-SXM5", "H100-94G-NVL", "A100-80G-PCIE", "A100-40G-SXM4", "A100-80G-SXM4", "L40S-48G", "RTX-A6000"]),
+      new Set([
+        "H100-80G-PCIE",
+        "H100-80G-SXM5",
+        "H100-94G-NVL",
+        "A100-80G-PCIE",
+        "A100-40G-SXM4",
+        "A100-80G-SXM4",
+        "L40S-48G",
+        "RTX-A6000",
+      ]),
     );
     // Some spellings are lower case, as some clouds write them.
     expect(flavors.some((f) => f.gpu === "h100-80g-pcie-spot")).toBe(true);
@@ -107,7 +116,20 @@ test("custom flavors replace the seed", async () => {
     {
       region: "Lab",
       products: [
-        { id: "lab-1", name: "tiny", region_name: "Lab", region_id: "lab", price: 0.1, cpu: 1, disk: 10, ram: 1, gpu: "T4", gpu_count: 1, bandwidth: "100 Mbps", cycle: "hourly" },
+        {
+          id: "lab-1",
+          name: "tiny",
+          region_name: "Lab",
+          region_id: "lab",
+          price: 0.1,
+          cpu: 1,
+          disk: 10,
+          ram: 1,
+          gpu: "T4",
+          gpu_count: 1,
+          bandwidth: "100 Mbps",
+          cycle: "hourly",
+        },
       ],
     },
   ];

@@ -5,7 +5,7 @@ export interface Reply {
   readonly status: number;
   readonly headers: Headers;
   readonly text: string;
-   
+
   readonly json: any;
 }
 

@@ -20,7 +20,11 @@ test("rateLimit.loginsPerMinute: logins beyond the limit are 429 with Retry-Afte
     const refused = await call(emu, "POST", "/authenticate/login", loginBody);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("40");
-    expect(refused.json).toEqual({ status: false, message: "rate limit exceeded: at most 2 logins per minute per user; retry after 40 s", data: null });
+    expect(refused.json).toEqual({
+      status: false,
+      message: "rate limit exceeded: at most 2 logins per minute per user; retry after 40 s",
+      data: null,
+    });
     // Another user has a window of its own.
     expect((await login(emu, "other", "other-password")).access).toBeTruthy();
     // A refused login does not count: once the first login leaves the window, one more is accepted.
@@ -54,7 +58,9 @@ test("rateLimit.requestsPerSecond: requests of one user beyond the limit within 
 });
 
 test("rateLimit is checked: positive integers only", async () => {
-  await expect(startEmulator({ rateLimit: { requestsPerSecond: 0 } })).rejects.toThrow(/rateLimit.requestsPerSecond must be an integer >= 1/);
+  await expect(startEmulator({ rateLimit: { requestsPerSecond: 0 } })).rejects.toThrow(
+    /rateLimit.requestsPerSecond must be an integer >= 1/,
+  );
   await expect(startEmulator({ latencyMs: -1 })).rejects.toThrow(/latencyMs must be a number >= 0/);
 });
 

@@ -263,8 +263,13 @@ describe("storeNames", () => {
       const session = await login(other);
       const created = await call(other, "POST", "/api-tokens", { headers: session.headers, body: { name: sent } });
       expect(created.json.data.name).toBe(stored);
-      const updated = await call(other, "PUT", `/api-tokens/${created.json.data.id}`, { headers: session.headers, body: { name: `${sent}2` } });
-      expect(updated.json.data.name).toBe(storeNames === "trimmed" ? `${sent}2`.trim() : storeNames === "lower-cased" ? `${sent}2`.toLowerCase() : `${sent}2`);
+      const updated = await call(other, "PUT", `/api-tokens/${created.json.data.id}`, {
+        headers: session.headers,
+        body: { name: `${sent}2` },
+      });
+      expect(updated.json.data.name).toBe(
+        storeNames === "trimmed" ? `${sent}2`.trim() : storeNames === "lower-cased" ? `${sent}2`.toLowerCase() : `${sent}2`,
+      );
       expect(other.tokens().map((t) => t.name)).toEqual([updated.json.data.name]);
     } finally {
       await other.close();
@@ -272,6 +277,8 @@ describe("storeNames", () => {
   });
 
   test("an unknown value is refused at start", async () => {
-    await expect(startEmulator({ storeNames: "upper" as never })).rejects.toThrow(/storeNames must be one of as-given, trimmed, lower-cased/);
+    await expect(startEmulator({ storeNames: "upper" as never })).rejects.toThrow(
+      /storeNames must be one of as-given, trimmed, lower-cased/,
+    );
   });
 });

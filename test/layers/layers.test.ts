@@ -56,7 +56,8 @@ describe("each rule fires on an import that breaks it", () => {
     "src/emulator/bad-npm.ts": 'import { z } from "zod";\nexport const x = z;\n',
     "src/runtime/bad-cdktf.ts": 'import { Fn } from "cdktf";\nexport const x = Fn;\n',
     "src/runtime/bad-constructs.ts": 'import { x as y } from "../constructs/ok-protocol";\nexport const x = y;\n',
-    "src/cli/ok.ts": 'import { S } from "../shared/config";\nimport { P } from "../runtime/protocol";\nimport { C } from "../client";\nexport const x = [S, P, C];\n',
+    "src/cli/ok.ts":
+      'import { S } from "../shared/config";\nimport { P } from "../runtime/protocol";\nimport { C } from "../client";\nexport const x = [S, P, C];\n',
     "src/cli/bad-runtime.ts": 'import { M } from "../runtime/main";\nexport const x = M;\n',
     "src/shared/bad-runtime.ts": 'import { M } from "../runtime/main";\nexport const x = M;\n',
     "src/runtime/bad-protocol-import.ts": "export {};\n",
@@ -95,7 +96,10 @@ describe("each rule fires on an import that breaks it", () => {
       mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
       writeFileSync(path.join(dir, rel), text);
     }
-    writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { module: "node16", moduleResolution: "node16", strict: true }, include: ["src/**/*.ts"] }));
+    writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { module: "node16", moduleResolution: "node16", strict: true }, include: ["src/**/*.ts"] }),
+    );
     symlinkSync(path.join(repo, "node_modules"), path.join(dir, "node_modules"), "dir");
     violations = cruise(dir);
   });

@@ -64,11 +64,14 @@ describe("the packed library in a cdktf-init-style project", () => {
     rmSync(consumer, { recursive: true, force: true });
   });
 
-  test.each(Object.entries(RESOLUTIONS))("tsc --noEmit passes for the main entry, /emulator, /client and /cdktn under %s", (name, overrides) => {
-    const res = typecheck(consumer, name.replace(/\W+/g, "-"), overrides, ["cdktf-app.ts", "cdktn-app.ts"]);
-    expect(`${res.stdout}${res.stderr}`).toBe("");
-    expect(res.status).toBe(0);
-  });
+  test.each(Object.entries(RESOLUTIONS))(
+    "tsc --noEmit passes for the main entry, /emulator, /client and /cdktn under %s",
+    (name, overrides) => {
+      const res = typecheck(consumer, name.replace(/\W+/g, "-"), overrides, ["cdktf-app.ts", "cdktn-app.ts"]);
+      expect(`${res.stdout}${res.stderr}`).toBe("");
+      expect(res.status).toBe(0);
+    },
+  );
 
   test("the check can fail: a missing export is reported", () => {
     const res = typecheck(consumer, "broken", {}, ["broken.ts"]);
@@ -79,7 +82,10 @@ describe("the packed library in a cdktf-init-style project", () => {
   test("every entry point loads with node, and every bin runs", () => {
     const res = run(
       process.execPath,
-      ["-e", `for (const m of ["cdktf-gpucloud", "cdktf-gpucloud/cdktn", "cdktf-gpucloud/emulator", "cdktf-gpucloud/client"]) console.log(m, Object.keys(require(m)).sort().join(","))`],
+      [
+        "-e",
+        `for (const m of ["cdktf-gpucloud", "cdktf-gpucloud/cdktn", "cdktf-gpucloud/emulator", "cdktf-gpucloud/client"]) console.log(m, Object.keys(require(m)).sort().join(","))`,
+      ],
       consumer,
     );
     expect(res.stdout).toMatch(/^cdktf-gpucloud \S*ApiToken\S*Flavors/m);
@@ -116,7 +122,9 @@ app.synth();`;
     expect(Object.keys(json.data)).toEqual(["external"]);
     expect(Object.keys(json.provider).sort()).toEqual(["external", "null"]);
     const assets = path.join(stackDir, "assets");
-    const found = readdirSync(assets, { recursive: true }).map(String).filter((f) => f.endsWith("gpucloud-tf.js"));
+    const found = readdirSync(assets, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith("gpucloud-tf.js"));
     expect(found).toHaveLength(1);
     expect(existsSync(path.join(assets, found[0]))).toBe(true);
   });

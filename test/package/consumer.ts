@@ -42,7 +42,9 @@ const LINKED = ["cdktf", "cdktn", "constructs", "undici", "zod", "@cdktf/provide
 export function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<string> {
   const res = spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
   if (res.status !== 0) {
-    throw new Error(`${cmd} ${args.join(" ")} (in ${cwd}) failed: ${res.error?.message ?? `exit ${res.status}`}\n${res.stdout}\n${res.stderr}`);
+    throw new Error(
+      `${cmd} ${args.join(" ")} (in ${cwd}) failed: ${res.error?.message ?? `exit ${res.status}`}\n${res.stdout}\n${res.stderr}`,
+    );
   }
   return res;
 }
@@ -57,7 +59,10 @@ export function packLibrary(dest: string): string {
 /** A fresh consumer project with the tarball unpacked into node_modules/cdktf-gpucloud. */
 export function makeConsumer(tarball: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "gpucloud-consumer-"));
-  writeFileSync(path.join(dir, "package.json"), `${JSON.stringify({ name: "consumer", version: "1.0.0", private: true, main: "main.js" }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, "package.json"),
+    `${JSON.stringify({ name: "consumer", version: "1.0.0", private: true, main: "main.js" }, null, 2)}\n`,
+  );
   const lib = path.join(dir, "node_modules", "cdktf-gpucloud");
   mkdirSync(lib, { recursive: true });
   run("tar", ["-xzf", tarball, "-C", lib, "--strip-components=1"], dir);

@@ -74,7 +74,18 @@ describe("npm pack --dry-run", () => {
   });
 
   test("ships the license, the readme, the manifest and every file the entry points reach", () => {
-    for (const f of ["LICENSE", "README.md", "package.json", "lib/index.js", "lib/index.d.ts", "lib-cdktn/index.js", "lib-cdktn/index.d.ts", "lib/assets/gpucloud-tf.js", "lib/assets/gpucloud-tf-main.js", "lib/emulator/cli.js"]) {
+    for (const f of [
+      "LICENSE",
+      "README.md",
+      "package.json",
+      "lib/index.js",
+      "lib/index.d.ts",
+      "lib-cdktn/index.js",
+      "lib-cdktn/index.d.ts",
+      "lib/assets/gpucloud-tf.js",
+      "lib/assets/gpucloud-tf-main.js",
+      "lib/emulator/cli.js",
+    ]) {
       expect(files).toContain(f);
     }
     const needed = closure(entryPoints());
@@ -88,7 +99,12 @@ describe("npm pack --dry-run", () => {
     // Spelled out, for the reader: the script Terraform runs ships only as the bundle (its entry
     // and its commands are not modules anything imports); protocol.ts, the contract, is the one
     // runtime module the package ships as a module. What the CLI shares with the script is in lib/shared/.
-    expect(files.filter((f) => f.startsWith("lib/runtime/")).map((f) => f.replace(/\.(js|d\.ts)$/, "")).sort()).toEqual(["lib/runtime/protocol", "lib/runtime/protocol"]);
+    expect(
+      files
+        .filter((f) => f.startsWith("lib/runtime/"))
+        .map((f) => f.replace(/\.(js|d\.ts)$/, ""))
+        .sort(),
+    ).toEqual(["lib/runtime/protocol", "lib/runtime/protocol"]);
     expect(files).toContain("lib/shared/config.js");
     expect(files.filter((f) => /^(src|test|tools|build|examples|scripts|\.ci|lib\/cdktn-bindings)\//.test(f))).toEqual([]);
   });

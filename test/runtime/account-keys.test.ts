@@ -64,8 +64,16 @@ describe("keys per account", () => {
       const old = emulator.tokens().find((t) => t.account === "a" && t.name === "moving")!;
       await run(releaseToken, cwd, "2@2", { GPUCLOUD_TOKEN_NAME: "moving" });
       const log = await run(applyToken, cwd, "2@2", { GPUCLOUD_TOKEN_NAME: "moving", GPUCLOUD_TOKEN_ENV_PREFIX: "GPUCLOUD_B_" });
-      expect(log).toContain(`API token "moving" (id ${old.id}) was released on another account or API address than this one (account GPUCLOUD_B_*)`);
-      expect(emulator.tokens().filter((t) => t.name === "moving").map((t) => t.account).sort()).toEqual(["a", "b"]);
+      expect(log).toContain(
+        `API token "moving" (id ${old.id}) was released on another account or API address than this one (account GPUCLOUD_B_*)`,
+      );
+      expect(
+        emulator
+          .tokens()
+          .filter((t) => t.name === "moving")
+          .map((t) => t.account)
+          .sort(),
+      ).toEqual(["a", "b"]);
       expect(readAppliedRecord(cwd, "default", KEY, () => undefined)).toMatchObject({ api: accountDigest("GPUCLOUD_B_", emulator.url) });
     });
 
@@ -74,9 +82,16 @@ describe("keys per account", () => {
       await run(applyToken, cwd, "3@3", { GPUCLOUD_TOKEN_NAME: "cbd-old" });
       const old = emulator.tokens().find((t) => t.account === "a" && t.name === "cbd-old")!;
       const log = await run(applyToken, cwd, "4@4", { GPUCLOUD_TOKEN_NAME: "cbd-new", GPUCLOUD_TOKEN_ENV_PREFIX: "GPUCLOUD_B_" });
-      expect(log).toContain(`WARNING: API token "cbd-old" (id ${old.id}), which the ApiToken "stack/ci" managed on another account or API address, stays ACTIVE there`);
+      expect(log).toContain(
+        `WARNING: API token "cbd-old" (id ${old.id}), which the ApiToken "stack/ci" managed on another account or API address, stays ACTIVE there`,
+      );
       expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("cbd-old");
-      expect(emulator.tokens().filter((t) => t.name === "cbd-new").map((t) => t.account)).toEqual(["b"]);
+      expect(
+        emulator
+          .tokens()
+          .filter((t) => t.name === "cbd-new")
+          .map((t) => t.account),
+      ).toEqual(["b"]);
     });
   });
 });

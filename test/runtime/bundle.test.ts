@@ -247,8 +247,21 @@ describe("runtime bundle", () => {
       const key = path.join(dir, "key.pem");
       const cert = path.join(dir, "cert.pem");
       const made = spawnSync("openssl", [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
       ]);
       expect(made.status).toBe(0);
       const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, apiHandler([flavor(7)]));

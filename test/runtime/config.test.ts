@@ -29,12 +29,16 @@ describe("loadConfig", () => {
   });
 
   test("says where the base URL came from and whose account it is, for the message of an API that cannot be reached", () => {
-    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }).baseUrlSource).toBe("from GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*");
+    expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }).baseUrlSource).toBe(
+      "from GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*",
+    );
     expect(loadConfig({ ...BASE, GPUCLOUD_API_TOKEN: "t-1234" }, "https://other.test").baseUrlSource).toBe(
       "the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*",
     );
     const staging = { GPUCLOUD_STAGING_BASE_URL: "https://staging.test", GPUCLOUD_STAGING_API_TOKEN: "t-5678" };
-    expect(loadConfig(staging, undefined, "GPUCLOUD_STAGING_").baseUrlSource).toBe("from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_*");
+    expect(loadConfig(staging, undefined, "GPUCLOUD_STAGING_").baseUrlSource).toBe(
+      "from GPUCLOUD_STAGING_BASE_URL; account GPUCLOUD_STAGING_*",
+    );
     expect(loadConfig(staging, "https://other.test", "GPUCLOUD_STAGING_").baseUrlSource).toBe(
       "the baseUrl of the GpuCloudAccount with envPrefix GPUCLOUD_STAGING_, which overrides GPUCLOUD_STAGING_BASE_URL",
     );
@@ -50,14 +54,30 @@ describe("loadConfig", () => {
   const failures: Array<[string, NodeJS.ProcessEnv, RegExp]> = [
     ["no base URL", { GPUCLOUD_API_TOKEN: "t-1234" }, /set GPUCLOUD_BASE_URL/],
     ["a base URL that is not http", { GPUCLOUD_BASE_URL: "ftp://x", GPUCLOUD_API_TOKEN: "t" }, /must be an http/],
-    ["no credentials", { ...BASE }, /no credentials: set GPUCLOUD_API_TOKEN, or GPUCLOUD_USERNAME with GPUCLOUD_PASSWORD .* or GPUCLOUD_PASSWORD_MD5/],
+    [
+      "no credentials",
+      { ...BASE },
+      /no credentials: set GPUCLOUD_API_TOKEN, or GPUCLOUD_USERNAME with GPUCLOUD_PASSWORD .* or GPUCLOUD_PASSWORD_MD5/,
+    ],
     ["a password without user", { ...BASE, GPUCLOUD_PASSWORD: "pw" }, /GPUCLOUD_USERNAME is not set/],
     ["a user without password", { ...BASE, GPUCLOUD_USERNAME: "a" }, /set GPUCLOUD_PASSWORD or GPUCLOUD_PASSWORD_MD5/],
-    ["both password forms", { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD: "p", GPUCLOUD_PASSWORD_MD5: "5f4dcc3b5aa765d61d8327deb882cf99" }, /only one of/],
+    [
+      "both password forms",
+      { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD: "p", GPUCLOUD_PASSWORD_MD5: "5f4dcc3b5aa765d61d8327deb882cf99" },
+      /only one of/,
+    ],
     ["a malformed md5", { ...BASE, GPUCLOUD_USERNAME: "a", GPUCLOUD_PASSWORD_MD5: "not-a-hash-value" }, /32 hexadecimal/],
-    ["a bad timeout", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "soon" }, /GPUCLOUD_TIMEOUT_SECONDS must be a number of seconds from 1 to 86400 \(the budget of one script run\), got "soon"/],
+    [
+      "a bad timeout",
+      { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "soon" },
+      /GPUCLOUD_TIMEOUT_SECONDS must be a number of seconds from 1 to 86400 \(the budget of one script run\), got "soon"/,
+    ],
     ["a timeout below 1 s", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "0.5" }, /from 1 to 86400.*got "0\.5"/],
-    ["a timeout that would overflow Node's timers", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "2147470" }, /from 1 to 86400.*got "2147470"/],
+    [
+      "a timeout that would overflow Node's timers",
+      { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "2147470" },
+      /from 1 to 86400.*got "2147470"/,
+    ],
     ["a timeout above a day", { ...BASE, GPUCLOUD_API_TOKEN: "t", GPUCLOUD_TIMEOUT_SECONDS: "86401" }, /from 1 to 86400/],
   ];
   test.each(failures)("rejects %s with a message naming the variables", (_label, env, message) => {
@@ -82,10 +102,7 @@ describe("Redactor and output", () => {
     out.info("got password-12 and password-1");
     out.addSecrets(["eyJtoken.value"]);
     out.warn("token eyJtoken.value leaked?");
-    expect(lines).toEqual([
-      "gpucloud: got [redacted] and [redacted]\n",
-      "gpucloud: WARNING: token [redacted] leaked?\n",
-    ]);
+    expect(lines).toEqual(["gpucloud: got [redacted] and [redacted]\n", "gpucloud: WARNING: token [redacted] leaked?\n"]);
     // A short value is hidden where it stands as a word, not inside longer words (which it would shred).
     expect(new Redactor(["abc"]).redact("pw abc, abcdef")).toBe("pw [redacted], abcdef");
   });
@@ -132,7 +149,9 @@ describe("accounts (environment prefixes)", () => {
       expect(err).toBeInstanceOf(ConfigError);
       message = (err as Error).message;
     }
-    expect(message).toMatch(/^no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD \(plain text\) or GPUCLOUD_PROD_PASSWORD_MD5/);
+    expect(message).toMatch(
+      /^no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD \(plain text\) or GPUCLOUD_PROD_PASSWORD_MD5/,
+    );
     expect(message).not.toMatch(/GPUCLOUD_(API_TOKEN|USERNAME|PASSWORD)/);
     expect(() => loadConfig({ GPUCLOUD_PROD_API_TOKEN: "t-1234" }, undefined, "GPUCLOUD_PROD_")).toThrow(
       /^no API address: set GPUCLOUD_PROD_BASE_URL in the environment/,

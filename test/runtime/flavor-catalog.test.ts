@@ -15,9 +15,7 @@ function source(opts: { ignoresRegion?: boolean; refusesUnknown?: boolean } = {}
       if (opts.refusesUnknown && !all.some((g) => g.products.some((p) => p.region_id === regionId))) {
         throw new GpuCloudError({ operation: "list flavors (GET /flavors)", kind: "not-found", detail: "HTTP 404: no such region" });
       }
-      return all
-        .map((g) => ({ ...g, products: g.products.filter((p) => p.region_id === regionId) }))
-        .filter((g) => g.products.length > 0);
+      return all.map((g) => ({ ...g, products: g.products.filter((p) => p.region_id === regionId) })).filter((g) => g.products.length > 0);
     },
   };
 }

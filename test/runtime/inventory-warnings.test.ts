@@ -31,7 +31,10 @@ test("duplicates and a switch of id are in the result's warnings; reading the re
     const preload = path.join(cwd, "report.js");
     // The list goes to a file: on stderr, its module names (internal/process/warning) would read as a warning of Node's to .ci/run.
     const report = path.join(cwd, "builtins.txt");
-    writeFileSync(preload, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(",")));`);
+    writeFileSync(
+      preload,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(",")));`,
+    );
     const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "token-inventory"], {
       cwd,
       env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
@@ -42,7 +45,11 @@ test("duplicates and a switch of id are in the result's warnings; reading the re
     const result = JSON.parse(ran.stdout) as Record<string, string>;
     // The stack keeps the token this folder applied, not the oldest; the result is keyed by slot.
     expect(result["t0.id"]).toBe(second.id);
-    expect(Object.keys(result).filter((k) => k.includes(".")).every((k) => /^t[01]\./.test(k))).toBe(true);
+    expect(
+      Object.keys(result)
+        .filter((k) => k.includes("."))
+        .every((k) => /^t[01]\./.test(k)),
+    ).toBe(true);
     expect(result.warnings.split("\n")).toEqual([
       `2 API tokens are named "inv-dup" (ids ${second.id}, ${first.id}); the stack uses ${second.id}. Revoke or rename the others in the console to remove the ambiguity.`,
       `API token "inv-moved" now resolves to id ${moved.id}, not to id tok_gone, which the last apply from this folder managed and which no longer exists: the stack's tokenId and token switch to ${moved.id}.`,

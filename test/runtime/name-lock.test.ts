@@ -53,9 +53,16 @@ describe("name lock: breaking a stale lock", () => {
 
     let ran = false;
     await expect(
-      withNameLock(cwd, API, "ci", 600, () => undefined, async () => {
-        ran = true;
-      }),
+      withNameLock(
+        cwd,
+        API,
+        "ci",
+        600,
+        () => undefined,
+        async () => {
+          ran = true;
+        },
+      ),
     ).rejects.toThrow(/gave up waiting/);
     expect(interposed).toBe(true);
     expect(ran).toBe(false);
@@ -69,12 +76,30 @@ describe("name lock: breaking a stale lock", () => {
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(file, content);
       // Just written: its holder may be about to write it, so a waiter waits.
-      await expect(withNameLock(cwd, API, "ci", 300, () => undefined, async () => undefined)).rejects.toThrow(/gave up waiting/);
+      await expect(
+        withNameLock(
+          cwd,
+          API,
+          "ci",
+          300,
+          () => undefined,
+          async () => undefined,
+        ),
+      ).rejects.toThrow(/gave up waiting/);
       const old = new Date(Date.now() - UNREADABLE_LOCK_MS - 1_000);
       utimesSync(file, old, old);
       // Far less than the ten minutes a named holder is given: within one run's budget.
       expect(UNREADABLE_LOCK_MS).toBeLessThan(STALE_LOCK_MS / 10);
-      await expect(withNameLock(cwd, API, "ci", 2_000, () => undefined, async () => "held")).resolves.toBe("held");
+      await expect(
+        withNameLock(
+          cwd,
+          API,
+          "ci",
+          2_000,
+          () => undefined,
+          async () => "held",
+        ),
+      ).resolves.toBe("held");
       expect(existsSync(file)).toBe(false);
     }
   });
@@ -83,9 +108,16 @@ describe("name lock: breaking a stale lock", () => {
     const cwd = folder();
     const file = nameLockPath(cwd, API, "ci");
     let seen: string | undefined;
-    await withNameLock(cwd, API, "ci", 1_000, () => undefined, async () => {
-      seen = readFileSync(file, "utf8");
-    });
+    await withNameLock(
+      cwd,
+      API,
+      "ci",
+      1_000,
+      () => undefined,
+      async () => {
+        seen = readFileSync(file, "utf8");
+      },
+    );
     expect(seen).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[a-z0-9]+\n$`));
     // No temporary file is left beside it.
     expect(readdirSync(path.dirname(file))).toEqual([]);
@@ -99,9 +131,16 @@ describe("name lock: breaking a stale lock", () => {
     const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
     utimesSync(file, old, old);
     let ran = false;
-    await withNameLock(cwd, API, "old", 2_000, () => undefined, async () => {
-      ran = true;
-    });
+    await withNameLock(
+      cwd,
+      API,
+      "old",
+      2_000,
+      () => undefined,
+      async () => {
+        ran = true;
+      },
+    );
     expect(ran).toBe(true);
     expect(existsSync(file)).toBe(false);
     expect(fs.readdirSync(path.dirname(file))).toEqual([]);
@@ -151,9 +190,16 @@ describe("name lock: breaking a stale lock", () => {
     test("its process is gone: the next waiter breaks the lock at once, and no marker stays", async () => {
       const { cwd, file } = await markerLeftBehind("killed");
       let ran = false;
-      await withNameLock(cwd, API, "killed", 2_000, () => undefined, async () => {
-        ran = true;
-      });
+      await withNameLock(
+        cwd,
+        API,
+        "killed",
+        2_000,
+        () => undefined,
+        async () => {
+          ran = true;
+        },
+      );
       expect(ran).toBe(true);
       expect(readdirSync(path.dirname(file))).toEqual([]);
     });
@@ -161,13 +207,29 @@ describe("name lock: breaking a stale lock", () => {
     test("a marker that names no process of this host is waited for, and taken over once older than the bound", async () => {
       const { cwd, file, marker } = await markerLeftBehind("other-host");
       writeFileSync(marker, "1\nsome-other-host\n");
-      await expect(withNameLock(cwd, API, "other-host", 600, () => undefined, async () => undefined)).rejects.toThrow(/gave up waiting/);
+      await expect(
+        withNameLock(
+          cwd,
+          API,
+          "other-host",
+          600,
+          () => undefined,
+          async () => undefined,
+        ),
+      ).rejects.toThrow(/gave up waiting/);
       const old = new Date(Date.now() - ABANDONED_BREAK_MS - 5_000);
       utimesSync(marker, old, old);
       let ran = false;
-      await withNameLock(cwd, API, "other-host", 2_000, () => undefined, async () => {
-        ran = true;
-      });
+      await withNameLock(
+        cwd,
+        API,
+        "other-host",
+        2_000,
+        () => undefined,
+        async () => {
+          ran = true;
+        },
+      );
       expect(ran).toBe(true);
       expect(readdirSync(path.dirname(file))).toEqual([]);
     });

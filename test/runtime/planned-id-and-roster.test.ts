@@ -56,7 +56,9 @@ describe("the create half and the planned id", () => {
     const planned = emulator.addToken({ name: "planned-b", description: "old" });
     emulator.deleteToken(planned.id);
     const other = emulator.addToken({ name: "planned-b", description: "old" });
-    await expect(apply({ GPUCLOUD_TOKEN_NAME: "planned-b", GPUCLOUD_TOKEN_DESCRIPTION: "new", GPUCLOUD_TOKEN_PLANNED_ID: planned.id })).rejects.toThrow(
+    await expect(
+      apply({ GPUCLOUD_TOKEN_NAME: "planned-b", GPUCLOUD_TOKEN_DESCRIPTION: "new", GPUCLOUD_TOKEN_PLANNED_ID: planned.id }),
+    ).rejects.toThrow(
       `the plan showed API token id ${planned.id} for "planned-b" (the ApiToken "stack/ci"), the id its consumers were planned with, ` +
         `but it would now apply API token ${other.id} ("planned-b")`,
     );

@@ -23,9 +23,13 @@ describe("FdWriter", () => {
 
   test("writes everything through short writes, and never opens the stream", () => {
     const fd = descriptor(3);
-    const writer = new FdWriter(2, () => {
-      throw new Error("the stream must not be opened");
-    }, fd.writeChunk);
+    const writer = new FdWriter(
+      2,
+      () => {
+        throw new Error("the stream must not be opened");
+      },
+      fd.writeChunk,
+    );
     writer.write("gpucloud: logged in as ci\n");
     writer.write("naïve ✓\n");
     expect(fd.text()).toBe("gpucloud: logged in as ci\nnaïve ✓\n");

@@ -28,9 +28,17 @@ describe("the run's walk of the token list", () => {
     for (let i = 0; i < 45; i++) s.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
     return s;
   };
-  const ctx = (cwd: string, run: string | null = RUN): RuntimeContext => ({ cwd, env: {}, out: createOutput(() => undefined, new Redactor([])), run: run ?? undefined });
+  const ctx = (cwd: string, run: string | null = RUN): RuntimeContext => ({
+    cwd,
+    env: {},
+    out: createOutput(() => undefined, new Redactor([])),
+    run: run ?? undefined,
+  });
   const withClient = async <T>(api: RunningEmulator, fn: (c: ApiClient) => Promise<T>): Promise<T> => {
-    const c = new ApiClient({ baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 }, openNodeHttpSender);
+    const c = new ApiClient(
+      { baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 },
+      openNodeHttpSender,
+    );
     try {
       return await fn(c);
     } finally {

@@ -85,7 +85,11 @@ describe("synthesized scripts against the emulator", () => {
     const key = lookupKey(read, "flavors");
     expect(read.query[`${key}.path`]).toBe("gpu-ci/h100");
     const ran = record(await runExternal(dir, read, env));
-    const result = Object.fromEntries(Object.entries(ran.result ?? {}).filter(([k]) => k.startsWith(`${key}.`)).map(([k, v]) => [k.slice(key.length + 1), v]));
+    const result = Object.fromEntries(
+      Object.entries(ran.result ?? {})
+        .filter(([k]) => k.startsWith(`${key}.`))
+        .map(([k, v]) => [k.slice(key.length + 1), v]),
+    );
     expect(ran.stderr).not.toContain("error");
     expect(ran.code).toBe(0);
     const region = h100Region();
@@ -152,7 +156,8 @@ describe("synthesized scripts against the emulator", () => {
     // An info line: this half cannot tell a replacement from a destroy (the stack's roster warns about tokens left behind).
     expect(released.stdout).toMatch(/released API token "ci-scripts" \(id \S+\) to the resource that replaces this one, if any/);
     expect(released.stdout).not.toContain("WARNING");
-    const handoffs = () => (existsSync(path.join(first.dir, ".gpucloud-handoff")) ? readdirSync(path.join(first.dir, ".gpucloud-handoff")) : []);
+    const handoffs = () =>
+      existsSync(path.join(first.dir, ".gpucloud-handoff")) ? readdirSync(path.join(first.dir, ".gpucloud-handoff")) : [];
     expect(handoffs().filter((f) => f.startsWith(`${key}.`) && !f.endsWith(".applied.json"))).toHaveLength(1);
 
     // Same stack folder (Terraform's working directory), new configuration.

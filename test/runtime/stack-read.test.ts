@@ -36,7 +36,11 @@ describe("the stack's read: tokens and lookups in one process", () => {
     Object.fromEntries(Object.entries({ lookup: kind, path, ...query }).map(([field, value]) => [`${key}.${field}`, value]));
   /** A lookup's fields of the stack's result, its key taken off. */
   const answer = (result: Record<string, string> | undefined, key: string) =>
-    Object.fromEntries(Object.entries(result ?? {}).filter(([k]) => k.startsWith(`${key}.`)).map(([k, v]) => [k.slice(key.length + 1), v]));
+    Object.fromEntries(
+      Object.entries(result ?? {})
+        .filter(([k]) => k.startsWith(`${key}.`))
+        .map(([k, v]) => [k.slice(key.length + 1), v]),
+    );
 
   beforeAll(async () => {
     staging = await startEmulator({ users: [STAGING] });
@@ -51,7 +55,13 @@ describe("the stack's read: tokens and lookups in one process", () => {
     staging.addToken({ name: "read-ci" });
     const h100 = { region_id: "norway-east-1", gpu: "H100", gpu_count: "1" };
     const a100 = { gpu: "A100-80G", allow_empty: "true" };
-    const pick = { choice_count: "2", choice0_region_id: "norway-east-1", choice0_gpu: "H100", choice0_in_stock_only: "true", choice1_gpus: '["A100-80G","L40S"]' };
+    const pick = {
+      choice_count: "2",
+      choice0_region_id: "norway-east-1",
+      choice0_gpu: "H100",
+      choice0_in_stock_only: "true",
+      choice1_gpus: '["A100-80G","L40S"]',
+    };
     const prodGpus = { region_id: "us-east-1", gpu: "H100", env_prefix: "GPUCLOUD_PROD_" };
     staging.resetStats();
     prod.resetStats();
@@ -76,7 +86,12 @@ describe("the stack's read: tokens and lookups in one process", () => {
     expect(ran.result!["t1.in_sync"]).toBe("true");
     expect(ran.result!["t2.reason"]).toBe('no API token is named "read-prod"');
 
-    for (const [key, command, query] of [["f1", "flavors", h100], ["f2", "flavors", a100], ["p1", "flavor-preference", pick], ["f3", "flavors", prodGpus]] as const) {
+    for (const [key, command, query] of [
+      ["f1", "flavors", h100],
+      ["f2", "flavors", a100],
+      ["p1", "flavor-preference", pick],
+      ["f3", "flavors", prodGpus],
+    ] as const) {
       const alone = await run(command, query);
       expect(alone.code).toBe(0);
       expect(answer(ran.result, key)).toEqual(alone.result);
@@ -99,15 +114,21 @@ describe("the stack's read: tokens and lookups in one process", () => {
     });
     expect(ran.code).toBe(withTokens ? 0 : 1);
     const message = (withTokens ? ran.result!.lookup_errors : ran.stderr).replace(/\s+/g, " ");
-    expect(message).toContain(`${withTokens ? "" : "gpucloud: error: token-inventory: "}Flavors "s/no-h100": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"`);
+    expect(message).toContain(
+      `${withTokens ? "" : "gpucloud: error: token-inventory: "}Flavors "s/no-h100": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"`,
+    );
     if (withTokens) {
       expect(ran.result!["t1.in_sync"]).toBe("true");
       expect(answer(ran.result, "ok").count).not.toBe("0");
       // A failing lookup's fields are absent: whatever reads them fails rather than taking an empty value.
       expect(answer(ran.result, "empty")).toEqual({});
     }
-    expect(message).toContain('Flavors "s/nowhere": no region has id "nowhere-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1');
-    expect(message).toContain('FlavorPreference "s/pick": no choice of the preference matches: choice 0 (region id canada-central-1, gpu H100)');
+    expect(message).toContain(
+      'Flavors "s/nowhere": no region has id "nowhere-1"; the region ids that exist are: norway-east-1, canada-central-1, us-east-1',
+    );
+    expect(message).toContain(
+      'FlavorPreference "s/pick": no choice of the preference matches: choice 0 (region id canada-central-1, gpu H100)',
+    );
     expect(message).not.toContain("s/fine");
     expect(message).not.toContain("s/allowed");
     expect(ran.stderr).not.toContain(STAGING.password);
@@ -141,7 +162,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
     });
     expect(ran.code).toBe(1);
     const message = ran.stderr.replace(/\s+/g, " ");
-    expect(message).toContain('GPUCLOUD_USERNAME is set but no password');
+    expect(message).toContain("GPUCLOUD_USERNAME is set but no password");
     expect(message).toContain('(read for ApiToken "s/ci", ApiToken "s/other", Flavors "s/gpus")');
     expect(message).not.toContain("s/prod-gpus");
   });
@@ -154,7 +175,12 @@ describe("the stack's read: tokens and lookups in one process", () => {
       const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
         cwd,
         env: { ...env(), GPUCLOUD_TIMEOUT_SECONDS: "2" },
-        stdin: JSON.stringify({ workspace: "default", "t1.name": "read-ci", "t1.path": "s/ci", ...lookup("f1", "flavors", "s/gpus", { gpu: "H100" }) }),
+        stdin: JSON.stringify({
+          workspace: "default",
+          "t1.name": "read-ci",
+          "t1.path": "s/ci",
+          ...lookup("f1", "flavors", "s/gpus", { gpu: "H100" }),
+        }),
       });
       expect(ran.code).toBe(1);
       expect(ran.stderr).toContain("list API tokens (GET /api-tokens)");

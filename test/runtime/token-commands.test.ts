@@ -34,10 +34,13 @@ describe("token provisioner commands", () => {
     const lines: string[] = [];
     const ctx: RuntimeContext = {
       cwd: opts.cwd,
-      out: createOutput((t) => {
-        lines.push(t);
-        opts.onLine?.(t);
-      }, new Redactor([USER.password])),
+      out: createOutput(
+        (t) => {
+          lines.push(t);
+          opts.onLine?.(t);
+        },
+        new Redactor([USER.password]),
+      ),
       env: {
         GPUCLOUD_BASE_URL: opts.url ?? emulator.url,
         GPUCLOUD_USERNAME: USER.username,
@@ -129,7 +132,15 @@ describe("token provisioner commands", () => {
   test("a claimed hand-off is honoured by a later run for the same name only", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "claimed-a" });
-    const base = { key: KEY, workspace: "default", id: old.id, name: "claimed-a", runId: "1@1", releasedAt: new Date().toISOString(), claimedBy: "1@1" };
+    const base = {
+      key: KEY,
+      workspace: "default",
+      id: old.id,
+      name: "claimed-a",
+      runId: "1@1",
+      releasedAt: new Date().toISOString(),
+      claimedBy: "1@1",
+    };
     writeHandoff(cwd, { ...base, targetName: "claimed-other" });
     let log = await run(applyToken, { cwd, runId: "3@3", env: { GPUCLOUD_TOKEN_NAME: "claimed-b" } });
     expect(log).toContain("WARNING");
@@ -145,7 +156,16 @@ describe("token provisioner commands", () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "stale-claim-a" });
     const releasedAt = new Date(Date.now() - CLAIMED_HANDOFF_MAX_AGE_MS - 60_000).toISOString();
-    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "stale-claim-a", runId: "1@1", releasedAt, claimedBy: "1@1", targetName: "stale-claim-b" });
+    writeHandoff(cwd, {
+      key: KEY,
+      workspace: "default",
+      id: old.id,
+      name: "stale-claim-a",
+      runId: "1@1",
+      releasedAt,
+      claimedBy: "1@1",
+      targetName: "stale-claim-b",
+    });
     const log = await run(applyToken, { cwd, runId: "9@9", env: { GPUCLOUD_TOKEN_NAME: "stale-claim-b" } });
     expect(log).toContain("WARNING");
     expect(log).toContain('created API token "stale-claim-b"');
@@ -216,7 +236,13 @@ describe("token provisioner commands", () => {
       out: createOutput(() => undefined, new Redactor([])),
       env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
     };
-    const query = { "k1.name": "inv-kept", "k1.description": "y", "k2.name": "inv-missing", "k2.previous.0": "inv-kept", "k3.name": "inv-gone" };
+    const query = {
+      "k1.name": "inv-kept",
+      "k1.description": "y",
+      "k2.name": "inv-missing",
+      "k2.previous.0": "inv-kept",
+      "k3.name": "inv-gone",
+    };
     const result = await tokenInventory(ctx, query);
     expect(result).toMatchObject({
       "k1.id": kept.id,
@@ -245,7 +271,9 @@ describe("token provisioner commands", () => {
     emulator.setFaults({ latencyMs: 150 });
     try {
       const both = await Promise.all(
-        ["c8aaaa", "c8bbbb"].map((key) => run(applyToken, { cwd, runId: "13@13", env: { GPUCLOUD_TOKEN_NAME: "raced", GPUCLOUD_TOKEN_KEY: key } })),
+        ["c8aaaa", "c8bbbb"].map((key) =>
+          run(applyToken, { cwd, runId: "13@13", env: { GPUCLOUD_TOKEN_NAME: "raced", GPUCLOUD_TOKEN_KEY: key } }),
+        ),
       );
       expect(named("raced")).toHaveLength(1);
       expect(both.filter((log) => log.includes('created API token "raced"'))).toHaveLength(1);
@@ -324,7 +352,11 @@ describe("token provisioner commands", () => {
     // The holder (this process, alive) finishes a moment later.
     const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
     try {
-      const log = await run(applyToken, { cwd, runId: "16@16", env: { GPUCLOUD_TOKEN_NAME: "long-budget", GPUCLOUD_TIMEOUT_SECONDS: "1800" } });
+      const log = await run(applyToken, {
+        cwd,
+        runId: "16@16",
+        env: { GPUCLOUD_TOKEN_NAME: "long-budget", GPUCLOUD_TIMEOUT_SECONDS: "1800" },
+      });
       expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "long-budget"');
       expect(log).toContain('created API token "long-budget"');
     } finally {
@@ -333,10 +365,11 @@ describe("token provisioner commands", () => {
   });
 
   test("blank names are refused by the scripts too", async () => {
-    await expect(run(applyToken, { cwd: folder(), runId: "12@12", env: { GPUCLOUD_TOKEN_NAME: "   " } })).rejects.toThrow(/must not be blank/);
+    await expect(run(applyToken, { cwd: folder(), runId: "12@12", env: { GPUCLOUD_TOKEN_NAME: "   " } })).rejects.toThrow(
+      /must not be blank/,
+    );
   });
 });
-
 
 describe("token identity: spellings, unfinished applies, orphaned provisioners", () => {
   let emulator: RunningEmulator;
@@ -361,10 +394,13 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
     const lines: string[] = [];
     const ctx: RuntimeContext = {
       cwd: opts.cwd,
-      out: createOutput((t) => {
-        lines.push(t);
-        opts.onLine?.(t);
-      }, new Redactor([USER.password])),
+      out: createOutput(
+        (t) => {
+          lines.push(t);
+          opts.onLine?.(t);
+        },
+        new Redactor([USER.password]),
+      ),
       env: {
         GPUCLOUD_BASE_URL: (opts.api ?? emulator).url,
         GPUCLOUD_USERNAME: USER.username,
@@ -451,7 +487,9 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       at: new Date().toISOString(),
     });
     const log = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "wanted-name" } });
-    expect(log).toContain(`adopted API token "stored-otherwise" (id ${stray.id}), which an unfinished apply from this folder wrote for "wanted-name"`);
+    expect(log).toContain(
+      `adopted API token "stored-otherwise" (id ${stray.id}), which an unfinished apply from this folder wrote for "wanted-name"`,
+    );
     expect(emulator.tokens().filter((t) => t.name === "wanted-name")).toEqual([expect.objectContaining({ id: stray.id })]);
     const record = readAppliedRecord(cwd, "default", KEY, () => undefined);
     expect(record?.id).toBe(stray.id);
@@ -487,7 +525,16 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
     const cwd = folder();
     const old = emulator.addToken({ name: "retired-a" });
     const runId = "2026-11-01T10:00:00Z";
-    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "retired-a", runId, api: apiDigest(emulator.url), releasedAt: new Date().toISOString(), retired: true });
+    writeHandoff(cwd, {
+      key: KEY,
+      workspace: "default",
+      id: old.id,
+      name: "retired-a",
+      runId,
+      api: apiDigest(emulator.url),
+      releasedAt: new Date().toISOString(),
+      retired: true,
+    });
     const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "retired-b", GPUCLOUD_TOKEN_RUN: runId } });
     expect(applied).toContain('created API token "retired-b"');
     expect(applied).toContain(`API token "retired-a" (id ${old.id}) was released by an earlier terraform run`);
@@ -498,12 +545,23 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
   test("the destroy half never fails: triggers of an older state, damaged JSON, an API that cannot be reached", async () => {
     const cwd = folder();
     // A state from before the key trigger: no key.
-    const noKey = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_TRIGGERS: JSON.stringify({ name: "old-state" }), GPUCLOUD_TOKEN_KEY: "" } });
+    const noKey = await run(releaseToken, {
+      cwd,
+      env: { GPUCLOUD_TOKEN_TRIGGERS: JSON.stringify({ name: "old-state" }), GPUCLOUD_TOKEN_KEY: "" },
+    });
     expect(noKey).toContain("this resource's triggers cannot be read (GPUCLOUD_TOKEN_KEY is required");
     expect(noKey).toContain("stays ACTIVE");
     const damaged = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_TRIGGERS: "{not json" } });
     expect(damaged).toContain("is not a JSON object");
-    const badKey = await run(releaseToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "bad-key", GPUCLOUD_TOKEN_KEY: "../escape", GPUCLOUD_BASE_URL: "http://127.0.0.1:9" , GPUCLOUD_TIMEOUT_SECONDS: "1" } });
+    const badKey = await run(releaseToken, {
+      cwd,
+      env: {
+        GPUCLOUD_TOKEN_NAME: "bad-key",
+        GPUCLOUD_TOKEN_KEY: "../escape",
+        GPUCLOUD_BASE_URL: "http://127.0.0.1:9",
+        GPUCLOUD_TIMEOUT_SECONDS: "1",
+      },
+    });
     expect(badKey).toContain('could not release API token "bad-key"');
     expect(readdirSync(cwd)).toEqual([]);
   });
@@ -511,7 +569,15 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
   test("a configuration without a run id: no hand-off is taken over, and the create works", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "norun-a" });
-    writeHandoff(cwd, { key: KEY, workspace: "default", id: old.id, name: "norun-a", runId: "", api: apiDigest(emulator.url), releasedAt: new Date().toISOString() });
+    writeHandoff(cwd, {
+      key: KEY,
+      workspace: "default",
+      id: old.id,
+      name: "norun-a",
+      runId: "",
+      api: apiDigest(emulator.url),
+      releasedAt: new Date().toISOString(),
+    });
     const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "norun-b", GPUCLOUD_TOKEN_RUN: "" } });
     expect(applied).toContain('created API token "norun-b"');
     expect(applied).toContain(`API token "norun-a" (id ${old.id}) was released by an earlier terraform run`);

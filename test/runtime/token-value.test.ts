@@ -31,7 +31,11 @@ describe("valueInState: false and token-value", () => {
     GPUCLOUD_PROD_USERNAME: PROD.username,
     GPUCLOUD_PROD_PASSWORD: PROD.password,
   });
-  const context = (lines: string[]): RuntimeContext => ({ cwd: process.cwd(), env: env(), out: createOutput((t) => lines.push(t), new Redactor([USER.password])) });
+  const context = (lines: string[]): RuntimeContext => ({
+    cwd: process.cwd(),
+    env: env(),
+    out: createOutput((t) => lines.push(t), new Redactor([USER.password])),
+  });
 
   test("the inventory leaves the value out of a token with value_in_state=false, and only of that one", async () => {
     const kept = emulator.addToken({ name: "value-kept" });
@@ -49,7 +53,10 @@ describe("valueInState: false and token-value", () => {
     const b = emulator.addToken({ name: "value-by-id-b" });
     const walks = () => emulator.stats().byRoute["GET /api-tokens"] ?? 0;
     const before = walks();
-    await expect(tokenValues(context([]), { "ka.id": a.id, "kb.id": b.id, "kb.base_url": emulator.url })).resolves.toEqual({ ka: a.token, kb: b.token });
+    await expect(tokenValues(context([]), { "ka.id": a.id, "kb.id": b.id, "kb.base_url": emulator.url })).resolves.toEqual({
+      ka: a.token,
+      kb: b.token,
+    });
     // Two groups (no base URL, and the same URL spelled out): one walk each, of one page here.
     expect(walks() - before).toBe(2);
     await expect(tokenValues(context([]), { "ka.id": a.id })).resolves.toEqual({ ka: a.token });
@@ -57,16 +64,23 @@ describe("valueInState: false and token-value", () => {
     await expect(missing).rejects.toThrow(/no API token has the id "tok_missing"/);
     await expect(missing).rejects.not.toThrow(a.token);
     await expect(tokenValues(context([]), { "ka.id": " " })).rejects.toThrow(/query\.ka\.id is required/);
-    await expect(tokenValues(context([]), { "ka.name": "x" })).rejects.toThrow(/is not of the form <token key>\.<id\|base_url\|env_prefix>/);
+    await expect(tokenValues(context([]), { "ka.name": "x" })).rejects.toThrow(
+      /is not of the form <token key>\.<id\|base_url\|env_prefix>/,
+    );
   });
 
   test("token-value reads a token of another account with that account's variables (env_prefix)", async () => {
     const here = emulator.addToken({ name: "value-account" });
     const prod = emulator.addToken({ name: "value-account", account: "prod" });
-    await expect(tokenValues(context([]), { "kd.id": here.id, "kp.id": prod.id, "kp.env_prefix": "GPUCLOUD_PROD_" })).resolves.toEqual({ kd: here.token, kp: prod.token });
+    await expect(tokenValues(context([]), { "kd.id": here.id, "kp.id": prod.id, "kp.env_prefix": "GPUCLOUD_PROD_" })).resolves.toEqual({
+      kd: here.token,
+      kp: prod.token,
+    });
     // The default account's credentials do not see the other account's token.
     await expect(tokenValues(context([]), { "kp.id": prod.id })).rejects.toThrow(/no API token has the id/);
-    await expect(tokenValues(context([]), { "kp.id": prod.id, "kp.env_prefix": "lower_" })).rejects.toThrow(/environment prefix must be upper-case/);
+    await expect(tokenValues(context([]), { "kp.id": prod.id, "kp.env_prefix": "lower_" })).rejects.toThrow(
+      /environment prefix must be upper-case/,
+    );
   });
 
   /** The script as local_command runs it (asynchronously: the emulator answers from this process). */

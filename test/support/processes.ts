@@ -39,7 +39,11 @@ export interface RunOptions {
 /** Runs `file` with `args` (no shell) and resolves with its exit code and output. */
 export function runProcess(file: string, args: readonly string[], opts: RunOptions): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = spawn(file, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));

@@ -58,7 +58,10 @@ export function runLocalExec(
       if (v === "${terraform.workspace}") return [k, workspace];
       if (v === "${jsonencode(self.triggers)}") {
         if (!self) throw new Error("no self.triggers to resolve");
-        return [k, JSON.stringify(Object.fromEntries(Object.keys(self.triggers).map((t) => [t, t === "api_in_sync" ? "true" : trigger(t)])))];
+        return [
+          k,
+          JSON.stringify(Object.fromEntries(Object.keys(self.triggers).map((t) => [t, t === "api_in_sync" ? "true" : trigger(t)]))),
+        ];
       }
       const lookup = /^\$\{lookup\(self\.triggers, "([a-z_]+)", "([^"]*)"\)\}$/.exec(v);
       if (lookup) return [k, trigger(lookup[1], lookup[2])];

@@ -89,7 +89,10 @@ export function terraformAvailable(): TerraformAvailability {
   });
   if (res.error) {
     const code = (res.error as NodeJS.ErrnoException).code;
-    availability = { ok: false, reason: code === "ENOENT" ? `${terraformBinary()} not found on PATH` : `${terraformBinary()} version failed: ${res.error.message}` };
+    availability = {
+      ok: false,
+      reason: code === "ENOENT" ? `${terraformBinary()} not found on PATH` : `${terraformBinary()} version failed: ${res.error.message}`,
+    };
   } else if (res.status !== 0) {
     availability = { ok: false, reason: `${terraformBinary()} version -json exited with ${res.status}: ${res.stderr.trim()}` };
   } else {
@@ -381,9 +384,13 @@ export function handoffFiles(stackDir: string): string[] {
  * user namespace); the reason when not.
  */
 export function pid1Available(): { ok: true } | { ok: false; reason: string } {
-  const probe = spawnSync("unshare", ["-pf", "--mount-proc", "sh", "-c", "test $$ -eq 1"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000 });
+  const probe = spawnSync("unshare", ["-pf", "--mount-proc", "sh", "-c", "test $$ -eq 1"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    timeout: 10_000,
+  });
   if (probe.error) return { ok: false, reason: `unshare cannot be run: ${probe.error.message}` };
-  if (probe.status !== 0) return { ok: false, reason: `unshare -pf --mount-proc failed: ${probe.stderr.toString().trim() || `exit ${probe.status}`}` };
+  if (probe.status !== 0)
+    return { ok: false, reason: `unshare -pf --mount-proc failed: ${probe.stderr.toString().trim() || `exit ${probe.status}`}` };
   return { ok: true };
 }
 

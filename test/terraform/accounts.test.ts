@@ -9,7 +9,14 @@ import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles, type CommandResult } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+  type CommandResult,
+} from "../support/terraform";
 
 const STAGING = { username: "staging-bot", password: "staging-password-6d1e" };
 const PROD = { username: "prod-bot", password: "prod-password-93fa-secret" };
@@ -82,8 +89,18 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     const prodCi = prod.tokens().filter((t) => t.name === "ci");
     expect(stagingCi).toEqual([expect.objectContaining({ description: "staging CI" })]);
     expect(prodCi).toEqual([expect.objectContaining({ description: "prod CI" })]);
-    expect(prod.tokens().map((t) => t.name).sort()).toEqual(["ci", "deploy"]);
-    expect(staging.tokens().map((t) => t.name).sort()).toEqual(["ci", "mover"]);
+    expect(
+      prod
+        .tokens()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["ci", "deploy"]);
+    expect(
+      staging
+        .tokens()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["ci", "mover"]);
     const outputs = await tf.output();
     expect(outputs.staging_ci_id.value).toBe(stagingCi[0].id);
     expect(outputs.prod_ci_id.value).toBe(prodCi[0].id);
@@ -124,7 +141,9 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     expect(prod.tokens().filter((t) => t.name === "mover")).toHaveLength(1);
     expect(staging.tokens().find((t) => t.id === old.id)?.name).toBe("mover");
     const log = apply.stdout.replace(/\s+/g, " ");
-    expect(log).toContain(`API token "mover" (id ${old.id}) was released on another account or API address than this one (account GPUCLOUD_PROD_*)`);
+    expect(log).toContain(
+      `API token "mover" (id ${old.id}) was released on another account or API address than this one (account GPUCLOUD_PROD_*)`,
+    );
     expect(log).toContain(`"mover" (id ${old.id}) stays ACTIVE on the other`);
     expect(keep(await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
@@ -192,7 +211,12 @@ describeWithTerraform("two accounts on one API address, under real Terraform", (
     });
     await tf.init({ check: true });
     await tf.apply({ check: true });
-    expect(emulator.tokens().map((t) => [t.account, t.name]).sort()).toEqual([
+    expect(
+      emulator
+        .tokens()
+        .map((t) => [t.account, t.name])
+        .sort(),
+    ).toEqual([
       ["a", "shared"],
       ["b", "shared"],
     ]);

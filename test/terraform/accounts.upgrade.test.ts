@@ -13,7 +13,14 @@ import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, FlavorPreference, Flavors } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
-import { describeWithTerraform, ensureProviderDoublesBuilt, repoRoot, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  repoRoot,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 
 const USER = { username: "upgrade-bot", password: "upgrade-password-2b8c" };
 const FIXTURE = path.join(__dirname, "fixtures", "pre-accounts.cdk.tf.json");
@@ -26,7 +33,9 @@ function synthNow(outdir: string): void {
   const ci = new ApiToken(stack, "ci", { name: "ci-upgrade", description: "written by the previous version", previousNames: ["ci-old"] });
   new ApiToken(stack, "plain", { name: "plain-upgrade" });
   const gpus = new Flavors(stack, "gpus", { regionId: "norway-east-1", gpu: "H100" });
-  const pick = new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100", regionId: "norway-east-1" }, { regionId: "norway-east-1" }] });
+  const pick = new FlavorPreference(stack, "pick", {
+    choices: [{ gpu: "H100", regionId: "norway-east-1" }, { regionId: "norway-east-1" }],
+  });
   new TerraformOutput(stack, "ci_id", { value: ci.tokenId });
   new TerraformOutput(stack, "cheapest", { value: gpus.cheapestId });
   new TerraformOutput(stack, "picked", { value: pick.flavorId });
@@ -61,7 +70,12 @@ describeWithTerraform("upgrade of a stack deployed before accounts existed, unde
     const tf = new TerraformRunner(stackDir, { doubles, env: credentialsEnv(emulator, USER) });
     await tf.init({ check: true });
     await tf.apply({ check: true });
-    expect(emulator.tokens().map((t) => t.name).sort()).toEqual(["ci-upgrade", "plain-upgrade"]);
+    expect(
+      emulator
+        .tokens()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["ci-upgrade", "plain-upgrade"]);
     const before = await tf.output();
 
     synthNow(outdir);
@@ -73,7 +87,10 @@ describeWithTerraform("upgrade of a stack deployed before accounts existed, unde
     expect(plan.exitCode).toBe(2);
     const changed = (plan.plan!.resource_changes ?? []).filter((rc) => rc.change.actions.join() !== "no-op");
     expect(changed.map((rc) => [rc.address, rc.change.actions])).toEqual([["terraform_data.gpucloud_token_roster[0]", ["create"]]]);
-    expect((plan.plan!.resource_changes ?? []).filter((rc) => rc.type === "null_resource").map((rc) => rc.change.actions)).toEqual([["no-op"], ["no-op"]]);
+    expect((plan.plan!.resource_changes ?? []).filter((rc) => rc.type === "null_resource").map((rc) => rc.change.actions)).toEqual([
+      ["no-op"],
+      ["no-op"],
+    ]);
     await tf.apply({ check: true, planFile: plan.planFile });
     expect(emulator.stats().tokenWrites).toBe(0);
     expect(await tf.output()).toEqual(before);

@@ -11,7 +11,13 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "computed-bot", password: "computed-password-7d2a" };

@@ -13,7 +13,14 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { ApiToken } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
-import { describeWithTerraform, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 
 const USER = { username: "ephemeral-bot", password: "ephemeral-password-9d2a" };
 
@@ -75,7 +82,11 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     const outdir = mkdtempSync(path.join(tmpdir(), prefix));
     dirs.push(outdir);
     const stackDir = path.join(outdir, "stacks", "s");
-    const files = { direct: path.join(outdir, "direct.out"), viaModule: path.join(outdir, "module.out"), second: path.join(outdir, "second.out") };
+    const files = {
+      direct: path.join(outdir, "direct.out"),
+      viaModule: path.join(outdir, "module.out"),
+      second: path.join(outdir, "second.out"),
+    };
     const synth = (props: StackProps) => {
       const app = new App({ outdir, context: CONTEXT });
       const stack = new TerraformStack(app, "s");
@@ -97,7 +108,11 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
         new Resource(stack, "direct", {
           triggers: { name: props.name, description: props.description ?? "" },
           provisioners: [
-            { type: "local-exec", command: `printf %s "$TOKEN_VALUE" > ${files.direct}`, environment: { TOKEN_VALUE: token.ephemeralToken } },
+            {
+              type: "local-exec",
+              command: `printf %s "$TOKEN_VALUE" > ${files.direct}`,
+              environment: { TOKEN_VALUE: token.ephemeralToken },
+            },
           ],
         });
         // Through a module's ephemeral variable and ephemeral output.
@@ -109,7 +124,11 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
         new Resource(stack, "via-module", {
           triggers: { name: props.name, description: props.description ?? "" },
           provisioners: [
-            { type: "local-exec", command: `printf %s "$TOKEN_VALUE" > ${files.viaModule}`, environment: { TOKEN_VALUE: mod.get("token") } },
+            {
+              type: "local-exec",
+              command: `printf %s "$TOKEN_VALUE" > ${files.viaModule}`,
+              environment: { TOKEN_VALUE: mod.get("token") },
+            },
           ],
         });
       }
@@ -219,9 +238,17 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
 
   test.each([
     // A null_resource's triggers are stored in the state: not a write-only argument.
-    ["a resource's ordinary argument", (stack: TerraformStack, value: string) => void new Resource(stack, "copy", { triggers: { value } }), /Invalid use of ephemeral value.*not a write-only attribute and must be persisted to state/],
+    [
+      "a resource's ordinary argument",
+      (stack: TerraformStack, value: string) => void new Resource(stack, "copy", { triggers: { value } }),
+      /Invalid use of ephemeral value.*not a write-only attribute and must be persisted to state/,
+    ],
     // A stack is a root module: its outputs cannot be ephemeral.
-    ["an output of the stack", (stack: TerraformStack, value: string) => void new TerraformOutput(stack, "leak", { value, sensitive: true }), /Ephemeral value not allowed/],
+    [
+      "an output of the stack",
+      (stack: TerraformStack, value: string) => void new TerraformOutput(stack, "leak", { value, sensitive: true }),
+      /Ephemeral value not allowed/,
+    ],
   ])("ephemeralToken in %s fails at plan with Terraform's own error", async (_label, misuse, message) => {
     const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-ephemeral-misuse-"));
     dirs.push(outdir);

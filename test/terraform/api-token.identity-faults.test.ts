@@ -9,7 +9,15 @@ import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, type ApiTokenProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, handoffFiles, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  handoffFiles,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "faults-bot", password: "faults-password-4c1d" };
@@ -165,7 +173,11 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
 
     const retried = oneLine((await tf.apply({ check: true })).stdout);
     // The orphan recorded what it applied, or at least its pending write: either way the same token.
-    expect(retried).toMatch(new RegExp(`(adopted (existing )?API token "orph-ci" \\(id ${orphaned.id}\\)|API token "orph-ci" \\(id ${orphaned.id}\\) is up to date)`));
+    expect(retried).toMatch(
+      new RegExp(
+        `(adopted (existing )?API token "orph-ci" \\(id ${orphaned.id}\\)|API token "orph-ci" \\(id ${orphaned.id}\\) is up to date)`,
+      ),
+    );
     expect(retried).not.toContain("created API token");
     expect(named("orph-ci")).toEqual([expect.objectContaining({ id: orphaned.id })]);
     expect((await tf.output()).token_id.value).toBe(orphaned.id);

@@ -149,7 +149,9 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     const destroyed = await tf.destroy({ check: true });
     const log = oneLine(destroyed.stdout);
     // Once, from the stack's roster; the sync resource's own destroy half only says it released the token.
-    expect(log).toContain(`WARNING: API token "${NAME}-renamed" (id ${token.id}) stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation`);
+    expect(log).toContain(
+      `WARNING: API token "${NAME}-renamed" (id ${token.id}) stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation`,
+    );
     expect(log.match(/WARNING/g)).toHaveLength(1);
     expect((await tf.show()).values?.root_module?.resources ?? []).toEqual([]);
     expect(tokensNamed(`${NAME}-renamed`)).toHaveLength(1);

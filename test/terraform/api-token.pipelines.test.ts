@@ -64,7 +64,12 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     }
 
     async init(opts: { asPid1: boolean; env: NodeJS.ProcessEnv }): Promise<TerraformRunner> {
-      this.tf = new TerraformRunner(this.dir, { doubles, env: { ...credentialsEnv(emulator, USER), ...opts.env }, asPid1: opts.asPid1, timeoutMs: 120_000 });
+      this.tf = new TerraformRunner(this.dir, {
+        doubles,
+        env: { ...credentialsEnv(emulator, USER), ...opts.env },
+        asPid1: opts.asPid1,
+        timeoutMs: 120_000,
+      });
       await this.tf.init({ check: true });
       return this.tf;
     }
@@ -156,7 +161,11 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     const [file] = p.handoffs();
     const handoffPath = path.join(p.dir, ".gpucloud-handoff", file);
     // The destroy's run id is the run's plan timestamp (RFC 3339, to the second).
-    expect(JSON.parse(readFileSync(handoffPath, "utf8"))).toMatchObject({ id: old.id, name: "fast-a", runId: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
+    expect(JSON.parse(readFileSync(handoffPath, "utf8"))).toMatchObject({
+      id: old.id,
+      name: "fast-a",
+      runId: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
 
     // Planning reads the stack before any write of its run, and retires what earlier runs left,
     // also one of the same second (runs on this emulator take well under one).

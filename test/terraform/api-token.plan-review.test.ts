@@ -99,7 +99,11 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   test.each([
     ["a description change", { name: "review-a", description: "v2" }, {}],
     // The roster's input holds each token's name: a rename is one in-place update of it.
-    ["a rename with previousNames", { name: "review-a2", description: "v2", previousNames: ["review-a"] }, { "terraform_data.gpucloud_token_roster[0]": ["update"] }],
+    [
+      "a rename with previousNames",
+      { name: "review-a2", description: "v2", previousNames: ["review-a"] },
+      { "terraform_data.gpucloud_token_roster[0]": ["update"] },
+    ],
   ])("%s replaces only the token's sync resource: tokenId and token stay known, no false warning", async (_what, props, roster) => {
     synth({ a: props, b: { name: "review-b" } });
     const plan = await tf.plan({ check: true });
@@ -111,7 +115,9 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect(applied.stdout).not.toContain("WARNING");
     expect(applied.stdout).not.toContain("ACTIVE");
     expect(oneLine(applied.stdout)).toContain(`released API token "review-a" (id ${aId}) to the resource that replaces this one, if any`);
-    expect(emulator.tokens().filter((t) => t.id === aId)).toEqual([expect.objectContaining({ name: props.name, description: "v2", token: aValue })]);
+    expect(emulator.tokens().filter((t) => t.id === aId)).toEqual([
+      expect.objectContaining({ name: props.name, description: "v2", token: aValue }),
+    ]);
     expect(await consumerInput("a")).toEqual({ id: aId, token: aValue });
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
@@ -174,7 +180,9 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "terraform_data.gpucloud_token_roster[0]": ["delete"],
     });
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
-    expect(oneLine(applied.stdout)).toContain(`WARNING: API token "review-a2" (id ${a.id}) stays ACTIVE: the ApiToken "s/a" was removed from the stack`);
+    expect(oneLine(applied.stdout)).toContain(
+      `WARNING: API token "review-a2" (id ${a.id}) stays ACTIVE: the ApiToken "s/a" was removed from the stack`,
+    );
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
@@ -186,7 +194,11 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   };
 
   test("a lookup that matches nothing fails the plan with its own message, but not a plan of a token's sync (-target)", async () => {
-    const stackTf = await synthesizedStack(lookupStack("H100"), { doubles, env: credentialsEnv(emulator, USER), prefix: "gpucloud-plan-review-target-" });
+    const stackTf = await synthesizedStack(lookupStack("H100"), {
+      doubles,
+      env: credentialsEnv(emulator, USER),
+      prefix: "gpucloud-plan-review-target-",
+    });
     const full = await stackTf.plan();
     expect(full.exitCode).toBe(1);
     const message = oneLine(full.stderr);

@@ -10,7 +10,13 @@ import { App, LocalBackend, TerraformStack, TerraformVariable } from "cdktf";
 import { ApiToken } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
-import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 
 const USER = { username: "previous-bot", password: "previous-password-41c9" };
 

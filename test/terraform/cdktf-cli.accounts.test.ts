@@ -14,7 +14,15 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, ensureProviderDoublesBuilt, repoRoot, startProviderDoubles, terraformBinary, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  repoRoot,
+  startProviderDoubles,
+  terraformBinary,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 const { cachedInstall } = require("../../scripts/cached-install.cjs");
 
 const CDKTF_CLI_VERSION = "0.21.0";
@@ -24,7 +32,12 @@ const STACKS = ["staging", "prod"] as const;
 
 function cdktfCli(): string {
   if (process.env.CDKTF_CLI_BIN) return process.env.CDKTF_CLI_BIN;
-  return cachedInstall({ root: repoRoot(), folder: `cdktf-cli-${CDKTF_CLI_VERSION}`, spec: `cdktf-cli@${CDKTF_CLI_VERSION}`, bin: "cdktf" });
+  return cachedInstall({
+    root: repoRoot(),
+    folder: `cdktf-cli-${CDKTF_CLI_VERSION}`,
+    spec: `cdktf-cli@${CDKTF_CLI_VERSION}`,
+    bin: "cdktf",
+  });
 }
 
 /** The README's two-stack app, on the built library. */
@@ -141,7 +154,9 @@ describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", (
       const state = readFileSync(path.join(project, "cdktf.out", "stacks", stack, "terraform.tfstate"), "utf8");
       expect(state).toContain((stack === "staging" ? onStaging : onProd)[0].id);
       // Each stack's provisioner ran in its own folder (its record of the applied token is there).
-      expect(readdirSync(path.join(project, "cdktf.out", "stacks", stack, ".gpucloud-handoff")).filter((f) => f.endsWith(".applied.json"))).toHaveLength(1);
+      expect(
+        readdirSync(path.join(project, "cdktf.out", "stacks", stack, ".gpucloud-handoff")).filter((f) => f.endsWith(".applied.json")),
+      ).toHaveLength(1);
     }
   }, 180_000);
 

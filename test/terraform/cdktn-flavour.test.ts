@@ -59,7 +59,11 @@ describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
   test("deploy creates the token and reads the cheapest H100", async () => {
     const plan = await tf.plan({ check: true });
     const actions = resourceActions(plan.plan!);
-    expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource.")).map(([, v]) => v)).toEqual([["create"]]);
+    expect(
+      Object.entries(actions)
+        .filter(([a]) => a.startsWith("null_resource."))
+        .map(([, v]) => v),
+    ).toEqual([["create"]]);
     await tf.apply({ check: true });
 
     const tokens = emulator.tokens().filter((t) => t.name === NAME);

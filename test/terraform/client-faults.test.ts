@@ -5,7 +5,13 @@
  */
 import { ApiToken } from "../../src";
 import { startEmulator, type EmulatorFaults, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 import { synthesizedStack } from "../support/stacks";
 import { credentialsEnv } from "../support/api-credentials";
 

@@ -45,7 +45,6 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
   const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = credentials): Promise<TerraformRunner> =>
     synthesizedStack(build, { doubles, env: { ...process.env, ...env } });
 
-
   const flavorsStack = (props: FlavorsProps) => (stack: TerraformStack) => {
     const f = new Flavors(stack, "gpu", props);
     new TerraformOutput(stack, "cheapest", { value: f.cheapestId });

@@ -41,7 +41,6 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
   const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = {}): Promise<TerraformRunner> =>
     synthesizedStack(build, { doubles, env: { ...process.env, ...credentials, ...env }, prefix: "gpucloud-flavors-" });
 
-
   const flavorGets = () => emulator.stats().byRoute["GET /flavors"] ?? 0;
 
   test("each filter selects the flavors the seed table says, cheapest first", async () => {
@@ -81,32 +80,35 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
   });
 
   test("booleans, numbers and lists from Terraform variables are converted by Terraform and filter", async () => {
-    const tf = await stackWith((stack) => {
-      const inStock = new TerraformVariable(stack, "in_stock", { type: "bool", default: false });
-      const spot = new TerraformVariable(stack, "spot", { type: "bool" });
-      const count = new TerraformVariable(stack, "gpu_count", { type: "number", default: 1 });
-      const regions = new TerraformVariable(stack, "regions", { type: "list(string)" });
-      const f = new Flavors(stack, "vars", {
-        gpu: "H100",
-        regionIds: regions.listValue,
-        inStockOnly: inStock.booleanValue,
-        spot: spot.booleanValue,
-        gpuCount: count.numberValue,
-      });
-      new TerraformOutput(stack, "ids", { value: f.ids });
-      // Variables that are null (set in terraform.tfvars.json below) mean "no filter".
-      const nothing = new TerraformVariable(stack, "nothing", { type: "bool" });
-      const noCount = new TerraformVariable(stack, "no_count", { type: "number" });
-      const noRegions = new TerraformVariable(stack, "no_regions", { type: "list(string)" });
-      const unfiltered = new Flavors(stack, "nulls", {
-        gpu: "H100-94G",
-        spot: nothing.booleanValue,
-        inStockOnly: nothing.booleanValue,
-        minCpu: noCount.numberValue,
-        regionIds: noRegions.listValue,
-      });
-      new TerraformOutput(stack, "unfiltered", { value: unfiltered.ids });
-    }, { TF_VAR_in_stock: "true", TF_VAR_spot: "false", TF_VAR_regions: '["us-east-1","norway-east-1"]' });
+    const tf = await stackWith(
+      (stack) => {
+        const inStock = new TerraformVariable(stack, "in_stock", { type: "bool", default: false });
+        const spot = new TerraformVariable(stack, "spot", { type: "bool" });
+        const count = new TerraformVariable(stack, "gpu_count", { type: "number", default: 1 });
+        const regions = new TerraformVariable(stack, "regions", { type: "list(string)" });
+        const f = new Flavors(stack, "vars", {
+          gpu: "H100",
+          regionIds: regions.listValue,
+          inStockOnly: inStock.booleanValue,
+          spot: spot.booleanValue,
+          gpuCount: count.numberValue,
+        });
+        new TerraformOutput(stack, "ids", { value: f.ids });
+        // Variables that are null (set in terraform.tfvars.json below) mean "no filter".
+        const nothing = new TerraformVariable(stack, "nothing", { type: "bool" });
+        const noCount = new TerraformVariable(stack, "no_count", { type: "number" });
+        const noRegions = new TerraformVariable(stack, "no_regions", { type: "list(string)" });
+        const unfiltered = new Flavors(stack, "nulls", {
+          gpu: "H100-94G",
+          spot: nothing.booleanValue,
+          inStockOnly: nothing.booleanValue,
+          minCpu: noCount.numberValue,
+          regionIds: noRegions.listValue,
+        });
+        new TerraformOutput(stack, "unfiltered", { value: unfiltered.ids });
+      },
+      { TF_VAR_in_stock: "true", TF_VAR_spot: "false", TF_VAR_regions: '["us-east-1","norway-east-1"]' },
+    );
     writeFileSync(path.join(tf.dir, "terraform.tfvars.json"), JSON.stringify({ nothing: null, no_count: null, no_regions: null }));
     await tf.apply({ check: true });
     const out = await tf.output();
@@ -117,7 +119,9 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
 
   test("an unknown region fails the plan (even with allowEmpty), listing the region ids that exist", async () => {
     const tf = await stackWith((stack) => {
-      new TerraformOutput(stack, "ids", { value: new Flavors(stack, "f", { regionIds: ["norway-east-1", "norway-1"], allowEmpty: true }).ids });
+      new TerraformOutput(stack, "ids", {
+        value: new Flavors(stack, "f", { regionIds: ["norway-east-1", "norway-1"], allowEmpty: true }).ids,
+      });
     });
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(1);

@@ -9,7 +9,14 @@ import path from "node:path";
 import { App } from "cdktf";
 import { GpuCiStack } from "../../examples/main";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { describeWithTerraform, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, TerraformRunner, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  startProviderDoubles,
+  TerraformRunner,
+  type ProviderDoubles,
+} from "../support/terraform";
 
 const USER = { username: "ops-bot", password: "ops-password-41c7" };
 

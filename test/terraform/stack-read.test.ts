@@ -15,7 +15,14 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
 import { SCRIPT_NODE } from "../support/processes";
 import { synthesizedStack } from "../support/stacks";
-import { describeWithTerraform, ensureProviderDoublesBuilt, startProviderDoubles, type ChangeJson, type ProviderDoubles, type TerraformRunner } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  startProviderDoubles,
+  type ChangeJson,
+  type ProviderDoubles,
+  type TerraformRunner,
+} from "../support/terraform";
 
 const USER = { username: "stack-read-bot", password: "stack-read-pw-51c9" };
 /** The cheapest H100 x1 in norway-east-1 of the emulator's seed catalog (see src/emulator/seed.ts). */
@@ -57,7 +64,9 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
   const lookups = (stack: TerraformStack) => {
     const h100 = new Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1 });
     const a100 = new Flavors(stack, "a100", { gpu: "A100-80G", allowEmpty: true });
-    const pick = new FlavorPreference(stack, "pick", { choices: [{ regionId: "norway-east-1", gpu: "H100", inStockOnly: true, spot: false }, { gpus: ["A100-80G"] }] });
+    const pick = new FlavorPreference(stack, "pick", {
+      choices: [{ regionId: "norway-east-1", gpu: "H100", inStockOnly: true, spot: false }, { gpus: ["A100-80G"] }],
+    });
     new TerraformOutput(stack, "h100_id", { value: h100.cheapestId });
     new TerraformOutput(stack, "a100_count", { value: a100.count });
     new TerraformOutput(stack, "pick_id", { value: pick.flavorId });
@@ -67,7 +76,8 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
   test("a steady plan of tokens and lookups runs one script process, with one login, one list walk and one catalog call", async () => {
     const tf = await stackWith((stack) => {
       lookups(stack);
-      for (let i = 0; i < 3; i++) new TerraformOutput(stack, `t${i}_id`, { value: new ApiToken(stack, `t${i}`, { name: `read-steady-${i}` }).tokenId });
+      for (let i = 0; i < 3; i++)
+        new TerraformOutput(stack, `t${i}_id`, { value: new ApiToken(stack, `t${i}`, { name: `read-steady-${i}` }).tokenId });
     });
     await tf.apply({ check: true });
     const outputs = await tf.output();

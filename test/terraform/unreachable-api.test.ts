@@ -6,7 +6,13 @@
 import { createServer } from "node:net";
 import { TerraformOutput, type TerraformStack } from "cdktf";
 import { ApiToken, Flavors, GpuCloudAccount } from "../../src";
-import { describeWithTerraform, ensureProviderDoublesBuilt, oneLine, startProviderDoubles, type ProviderDoubles } from "../support/terraform";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  startProviderDoubles,
+  type ProviderDoubles,
+} from "../support/terraform";
 import { synthesizedStack } from "../support/stacks";
 
 /** A loopback port nothing listens on: bound, noted, closed. */
@@ -48,7 +54,10 @@ describeWithTerraform("real Terraform: an API address that refuses connections",
         new TerraformOutput(stack, "id", { value: token.tokenId });
         new TerraformOutput(stack, "cheapest", { value: gpu.cheapestId });
       },
-      { doubles, env: env({ GPUCLOUD_STAGING_BASE_URL: url, GPUCLOUD_STAGING_USERNAME: "bot", GPUCLOUD_STAGING_PASSWORD: "pw-never-shown-5e1f" }) },
+      {
+        doubles,
+        env: env({ GPUCLOUD_STAGING_BASE_URL: url, GPUCLOUD_STAGING_USERNAME: "bot", GPUCLOUD_STAGING_PASSWORD: "pw-never-shown-5e1f" }),
+      },
     );
     const started = Date.now();
     const plan = await tf.plan({ timeoutMs: 90_000 });
@@ -76,7 +85,9 @@ describeWithTerraform("real Terraform: an API address that refuses connections",
     expect(plan.exitCode).toBe(1);
     expect((Date.now() - started) / 1000).toBeLessThan(25);
     const text = oneLine(plan.stderr);
-    expect(text).toContain(`cannot reach the API at ${url} (the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*)`);
+    expect(text).toContain(
+      `cannot reach the API at ${url} (the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*)`,
+    );
     expect(plan.stdout + plan.stderr).not.toContain("tok-never-shown-77aa");
   }, 120_000);
 });

@@ -33,7 +33,15 @@ describeWithTerraform("terraform-profile", () => {
       throw new Error("no segment holds the address");
     };
     const frame = (name: string) => `\t    ${offsetOf(at(name, 5n)).toString(16)} [unknown] (${binary})`;
-    const text = ["terraform 1 1.0: 250000 cpu-clock:", frame("runtime.mallocgc"), frame("main.main"), "", "terraform 1 1.1: 250000 cpu-clock:", frame("main.main"), ""].join("\n");
+    const text = [
+      "terraform 1 1.0: 250000 cpu-clock:",
+      frame("runtime.mallocgc"),
+      frame("main.main"),
+      "",
+      "terraform 1 1.1: 250000 cpu-clock:",
+      frame("main.main"),
+      "",
+    ].join("\n");
     const profile = readProfile(text, symbols, binary.split("/").pop());
     expect(profile.samples).toBe(2);
     expect(profile.self.get("runtime.mallocgc")).toBe(1);

@@ -115,7 +115,12 @@ interface Setting {
 }
 
 async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
-  const emulator = await startEmulator({ users: [USER], maxPageSize: setting.maxPageSize, latencyMs: setting.latencyMs, rateLimit: setting.rateLimit });
+  const emulator = await startEmulator({
+    users: [USER],
+    maxPageSize: setting.maxPageSize,
+    latencyMs: setting.latencyMs,
+    rateLimit: setting.rateLimit,
+  });
   const past = Math.floor(Date.now() / 1000) - 86_400;
   for (let i = 0; i < setting.others; i++) emulator.addToken({ name: `other-${i}`, createdAt: past + i });
   return emulator;
@@ -123,7 +128,8 @@ async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
 
 /** Removes what an apply left in a stack folder, so that the next apply is a first one. */
 function freshState(dir: string): void {
-  for (const name of ["terraform.tfstate", "terraform.tfstate.backup", ".gpucloud-handoff"]) rmSync(path.join(dir, name), { recursive: true, force: true });
+  for (const name of ["terraform.tfstate", "terraform.tfstate.backup", ".gpucloud-handoff"])
+    rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(2);
@@ -169,7 +175,9 @@ async function main(): Promise<void> {
     `## A large account (terraform ${tf.version}, node ${nodeVersion}; emulator, ${others} other tokens, pages of ${maxPageSize}; ` +
       `${runs} run${runs === 1 ? "" : "s"} each, library and floor alternating)\n`,
   );
-  console.log("| scenario | latency | requests | logins | list calls | library (median) | floor (median) | ratio | round trips in sequence above the floor |");
+  console.log(
+    "| scenario | latency | requests | logins | list calls | library (median) | floor (median) | ratio | round trips in sequence above the floor |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|");
 
   const doubles: ProviderDoubles = await startProviderDoubles();
@@ -194,7 +202,8 @@ async function main(): Promise<void> {
     copyFileSync(path.join(applyFloor, "main.tf.json"), configs.floorFirst);
     const runner = (dir: string, emulator: RunningEmulator) =>
       new TerraformRunner(dir, { doubles, env: { ...baseEnv, GPUCLOUD_BASE_URL: emulator.url }, timeoutMs: 900_000 });
-    for (const dir of [planLib, applyLib, planFloor, applyFloor]) await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
+    for (const dir of [planLib, applyLib, planFloor, applyFloor])
+      await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
 
     /** The steady plan's median wall time at each latency. */
     const steadyPlan = new Map<number, number>();
@@ -275,7 +284,9 @@ async function main(): Promise<void> {
     const atZero = steadyPlan.get(0);
     for (const [latencyMs, ms] of steadyPlan) {
       if (latencyMs > 0 && atZero !== undefined) {
-        console.log(`\nsteady plan: (library at ${latencyMs} ms - library at 0 ms) / ${latencyMs} ms = ${((ms - atZero) / latencyMs).toFixed(1)} round trips waited for in sequence`);
+        console.log(
+          `\nsteady plan: (library at ${latencyMs} ms - library at 0 ms) / ${latencyMs} ms = ${((ms - atZero) / latencyMs).toFixed(1)} round trips waited for in sequence`,
+        );
       }
     }
 

@@ -68,8 +68,20 @@ async function main(): Promise<void> {
   await scenario("502 every 3rd, 60 tokens, 1 run x 9 rounds", 60, { serverErrorEvery: 3 }, 9, 1);
   await scenario("502 every 3rd, 300 tokens, 1 run x 3 rounds", 300, { serverErrorEvery: 3 }, 3, 1);
   await scenario("502 every 3rd, 60 tokens, 3 parallel runs x 6 rounds", 60, { serverErrorEvery: 3 }, 6, 3);
-  await scenario("504 then commit after 3 s, 60 tokens, 1 run x 2 rounds", 60, { gatewayTimeoutCreates: 1, createCommitDelayMs: 3000 }, 2, 1);
-  await scenario("errors as HTTP 200 + 502 every 3rd + sort refused, 60 tokens x 3", 60, { serverErrorEvery: 3, errorsAsHttp200: true, rejectSortParams: true }, 3, 1);
+  await scenario(
+    "504 then commit after 3 s, 60 tokens, 1 run x 2 rounds",
+    60,
+    { gatewayTimeoutCreates: 1, createCommitDelayMs: 3000 },
+    2,
+    1,
+  );
+  await scenario(
+    "errors as HTTP 200 + 502 every 3rd + sort refused, 60 tokens x 3",
+    60,
+    { serverErrorEvery: 3, errorsAsHttp200: true, rejectSortParams: true },
+    3,
+    1,
+  );
   await scenario("oldest token deleted on the 2nd list request, 250 tokens x 3", 250, { deleteOnListRequest: 2 }, 3, 1);
 }
 

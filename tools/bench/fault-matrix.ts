@@ -137,7 +137,7 @@ function lastError(stderr: string): string {
     .map((l) => l.replace(/^[│╷╵\s]+/, "").trim())
     .filter(Boolean);
   const i = lines.findIndex((l) => l.startsWith("Error:"));
-  return (i >= 0 ? lines.slice(i, i + 3).join(" ") : lines.pop() ?? "").slice(0, 160);
+  return (i >= 0 ? lines.slice(i, i + 3).join(" ") : (lines.pop() ?? "")).slice(0, 160);
 }
 
 async function main(): Promise<number> {
@@ -156,7 +156,9 @@ async function main(): Promise<number> {
       process.stdout.write(`[faults] ${s.name} ... `);
       const row = await runScenario(s, maxApplies, doubles);
       rows.push(row);
-      process.stdout.write(`applies ${row.applies}, duplicates ${row.duplicates}, missing ${row.missing}, ${row.seconds.toFixed(1)} s${row.note ? ` (${row.note})` : ""}\n`);
+      process.stdout.write(
+        `applies ${row.applies}, duplicates ${row.duplicates}, missing ${row.missing}, ${row.seconds.toFixed(1)} s${row.note ? ` (${row.note})` : ""}\n`,
+      );
     }
   } finally {
     await doubles.stop();
@@ -166,7 +168,11 @@ async function main(): Promise<number> {
   console.log("|---|---|---|---|---|");
   for (const r of rows) console.log(`| ${r.scenario} | ${r.applies} | ${r.duplicates} | ${r.missing} | ${r.seconds.toFixed(1)} s |`);
   const failed = rows.filter((r) => r.applies === "no" || r.applies > 2 || r.duplicates > 0 || r.missing > 0);
-  console.log(failed.length === 0 ? "\nall scenarios converged within 2 applies with 0 duplicates" : `\n${failed.length} scenario(s) missed the target: ${failed.map((r) => r.scenario).join("; ")}`);
+  console.log(
+    failed.length === 0
+      ? "\nall scenarios converged within 2 applies with 0 duplicates"
+      : `\n${failed.length} scenario(s) missed the target: ${failed.map((r) => r.scenario).join("; ")}`,
+  );
   return 0;
 }
 
@@ -175,7 +181,7 @@ main().then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    console.error(`fault matrix failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    console.error(`fault matrix failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exitCode = 1;
   },
 );

@@ -112,12 +112,19 @@ function rawElements(stack: TerraformStack, n: number): void {
       new Resource(stack, `sync${i}`, {
         triggers: { name: `raw-${i}`, key: `k${i}`, workspace: "${terraform.workspace}", api_in_sync: inSync },
         provisioners: [
-          { type: "local-exec", command: "node ./script.js token-apply", environment: { GPUCLOUD_TOKEN_NAME: `raw-${i}`, GPUCLOUD_TOKEN_KEY: `k${i}` } },
+          {
+            type: "local-exec",
+            command: "node ./script.js token-apply",
+            environment: { GPUCLOUD_TOKEN_NAME: `raw-${i}`, GPUCLOUD_TOKEN_KEY: `k${i}` },
+          },
           {
             type: "local-exec",
             when: "destroy",
             command: "node ./script.js token-release",
-            environment: { GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}', GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}' },
+            environment: {
+              GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}',
+              GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}',
+            },
           },
         ],
       }),
@@ -151,7 +158,9 @@ async function main(): Promise<void> {
     const doubles = await startProviderDoubles();
     try {
       console.log(`## Plan cost (terraform ${tf.version}; emulator default page size 10)\n`);
-      console.log("| N tokens | other tokens | max page | plan requests | plan logins | plan list calls | plan s (median of 3) | apply requests | apply logins | apply list calls |");
+      console.log(
+        "| N tokens | other tokens | max page | plan requests | plan logins | plan list calls | plan s (median of 3) | apply requests | apply logins | apply list calls |",
+      );
       console.log("|---|---|---|---|---|---|---|---|---|---|");
       for (const maxPage of numbers("max-page", [100, 50])) {
         for (const others of numbers("others", [0, 300])) {

@@ -132,7 +132,9 @@ async function main(): Promise<void> {
           "costs more than users see; pass --node=<a node 22+ binary> (e.g. npm install --prefix <dir> node@24).\n",
       );
     }
-    console.log("| N tokens | library s (median) | floor s (median) | ratio (median of pairs) | ratio of medians | library ms per token above floor |");
+    console.log(
+      "| N tokens | library s (median) | floor s (median) | ratio (median of pairs) | ratio of medians | library ms per token above floor |",
+    );
     console.log("|---|---|---|---|---|---|");
     for (const n of ns) {
       const root = mkdtempSync(path.join(tmpdir(), `gpucloud-ratio-${n}-`));

@@ -168,7 +168,9 @@ async function main(): Promise<void> {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run npm run build`);
   const hasTime = existsSync(GNU_TIME);
 
-  console.log(`bundle: ${path.relative(ROOT, BUNDLE_MAIN)} ${fmtKb(statSync(BUNDLE_MAIN).size)}, launcher ${path.relative(ROOT, BUNDLE)} ${fmtKb(statSync(BUNDLE).size)}`);
+  console.log(
+    `bundle: ${path.relative(ROOT, BUNDLE_MAIN)} ${fmtKb(statSync(BUNDLE_MAIN).size)}, launcher ${path.relative(ROOT, BUNDLE)} ${fmtKb(statSync(BUNDLE).size)}`,
+  );
   const composition = bundleComposition();
   if (composition) {
     for (const [name, bytes] of composition) console.log(`  ${name.padEnd(24)} ${fmtKb(bytes).padStart(11)}`);
@@ -204,8 +206,18 @@ async function main(): Promise<void> {
     const coldDir = folder("cold");
     const programs: Array<{ label: string; file: string; cwd: string; before: () => void }> = [
       { label: "script", file: BUNDLE, cwd: folder("warm"), before: noop },
-      { label: "script, first run", file: BUNDLE, cwd: coldDir, before: () => rmSync(path.join(coldDir, CODE_CACHE_DIR), { recursive: true, force: true }) },
-      ...others.map((file, i) => ({ label: path.relative(ROOT, file).startsWith("..") ? file : path.relative(ROOT, file), file, cwd: folder(`also-${i}`), before: noop })),
+      {
+        label: "script, first run",
+        file: BUNDLE,
+        cwd: coldDir,
+        before: () => rmSync(path.join(coldDir, CODE_CACHE_DIR), { recursive: true, force: true }),
+      },
+      ...others.map((file, i) => ({
+        label: path.relative(ROOT, file).startsWith("..") ? file : path.relative(ROOT, file),
+        file,
+        cwd: folder(`also-${i}`),
+        before: noop,
+      })),
       { label: "baseline", file: BASELINE, cwd: folder("baseline"), before: noop },
     ];
     for (const c of cases(emulator).filter((x) => commands.includes(x.command))) {
@@ -220,12 +232,22 @@ async function main(): Promise<void> {
         }
       }
       const warmCache = path.join(programs[0]!.cwd, CODE_CACHE_DIR);
-      const cached = existsSync(warmCache) ? readdirSync(warmCache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()) : [];
+      const cached = existsSync(warmCache)
+        ? readdirSync(warmCache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+        : [];
       const cachedBytes = cached.reduce((sum, e) => sum + statSync(path.join(e.parentPath, e.name)).size, 0);
-      console.log(`${c.command}: compile cache ${cached.length === 0 ? "none (this node has no module.enableCompileCache)" : `${cached.length} file(s), ${fmtKb(cachedBytes)}`}`);
+      console.log(
+        `${c.command}: compile cache ${cached.length === 0 ? "none (this node has no module.enableCompileCache)" : `${cached.length} file(s), ${fmtKb(cachedBytes)}`}`,
+      );
       const stat = (s: Sample[]) => ({
-        median: quantile(s.map((x) => x.wallMs), 0.5),
-        p90: quantile(s.map((x) => x.wallMs), 0.9),
+        median: quantile(
+          s.map((x) => x.wallMs),
+          0.5,
+        ),
+        p90: quantile(
+          s.map((x) => x.wallMs),
+          0.9,
+        ),
         rss: hasTime ? Math.max(...s.map((x) => x.maxRssKiB!)) : undefined,
         // A mean, not a median: single readings are in steps of 10 ms.
         cpu: hasTime ? s.reduce((sum, x) => sum + x.cpuMs!, 0) / s.length : undefined,
@@ -244,12 +266,26 @@ async function main(): Promise<void> {
           allMet &&= met;
           target = met ? "ok" : "MISSED";
         }
-        rows.push([c.command, program.label, fmtMs(s.median), fmtMs(s.p90), `${ratio.toFixed(2)}x`, cpu(s.cpu), cpuRatio, rss(s.rss), target]);
+        rows.push([
+          c.command,
+          program.label,
+          fmtMs(s.median),
+          fmtMs(s.p90),
+          `${ratio.toFixed(2)}x`,
+          cpu(s.cpu),
+          cpuRatio,
+          rss(s.rss),
+          target,
+        ]);
       });
     }
     const header = ["command", "program", "median wall", "p90 wall", "ratio", "mean CPU", "CPU ratio", "peak RSS (max)", "target"];
     const widths = header.map((h, col) => Math.max(h.length, ...rows.map((r) => r[col]!.length)));
-    const line = (cells: string[]) => cells.map((cell, col) => cell.padEnd(widths[col]!)).join("  ").trimEnd();
+    const line = (cells: string[]) =>
+      cells
+        .map((cell, col) => cell.padEnd(widths[col]!))
+        .join("  ")
+        .trimEnd();
     console.log("");
     console.log(line(header));
     for (const row of rows) console.log(line(row));

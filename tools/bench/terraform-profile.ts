@@ -150,7 +150,9 @@ function main(): void {
   for (const [name, n] of [...a.self].sort((x, y) => y[1] - x[1]).slice(0, Math.min(top, 25))) {
     console.log(`${((100 * n) / a.samples).toFixed(1).padStart(5)}%  ${short(name)}`);
   }
-  console.log(`\n## Inclusive (on the stack), functions matching ${match}${b ? ", with the difference in samples to the second profile" : ""}\n`);
+  console.log(
+    `\n## Inclusive (on the stack), functions matching ${match}${b ? ", with the difference in samples to the second profile" : ""}\n`,
+  );
   const rows = [...a.inclusive]
     .filter(([name]) => match.test(name))
     .map(([name, n]) => ({ name, n, other: b?.inclusive.get(name) ?? 0 }))
@@ -158,7 +160,11 @@ function main(): void {
     .slice(0, top);
   for (const row of rows) {
     const pct = `${((100 * row.n) / a.samples).toFixed(1).padStart(5)}%`;
-    console.log(b ? `${pct}  ${String(row.n).padStart(6)} ${String(row.other).padStart(6)} ${String(row.n - row.other).padStart(6)}  ${short(row.name)}` : `${pct}  ${short(row.name)}`);
+    console.log(
+      b
+        ? `${pct}  ${String(row.n).padStart(6)} ${String(row.other).padStart(6)} ${String(row.n - row.other).padStart(6)}  ${short(row.name)}`
+        : `${pct}  ${short(row.name)}`,
+    );
   }
 }
 

@@ -42,13 +42,7 @@ export function isObject(v: CtyValue | undefined): v is CtyObject {
 
 /** cty type in its JSON form, as carried by schema attributes. */
 export type CtyType =
-  | "string"
-  | "number"
-  | "bool"
-  | ["list", CtyType]
-  | ["set", CtyType]
-  | ["map", CtyType]
-  | ["object", { [attr: string]: CtyType }];
+  "string" | "number" | "bool" | ["list", CtyType] | ["set", CtyType] | ["map", CtyType] | ["object", { [attr: string]: CtyType }];
 
 // cty writes an unknown as fixext1 type 0 with a zero payload byte (d4 00 00); do the same.
 const UNKNOWN_EXT_TYPE = 0;

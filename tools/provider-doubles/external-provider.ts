@@ -45,12 +45,13 @@ const externalSchema: BlockSpec = {
     { name: "working_dir", type: "string", optional: true, description: "Working directory of the program." },
     { name: "query", type: ["map", "string"], optional: true, description: "Strings written to the program's stdin as a JSON object." },
     { name: "result", type: ["map", "string"], computed: true, description: "Strings printed by the program as a JSON object." },
-    { name: "id", type: "string", computed: true, description: "Always \"-\"." },
+    { name: "id", type: "string", computed: true, description: 'Always "-".' },
   ],
 };
 
 /** types.String's String(): quoted, or <null>. */
-const frameworkString = (v: CtyValue | undefined): string => (typeof v === "string" ? goQuote(v) : v === null || v === undefined ? "<null>" : "<unknown>");
+const frameworkString = (v: CtyValue | undefined): string =>
+  typeof v === "string" ? goQuote(v) : v === null || v === undefined ? "<null>" : "<unknown>";
 
 export interface RunOutcome {
   stdout: Buffer;
@@ -173,7 +174,11 @@ export function providerProcessEnv(terraformEnv: NodeJS.ProcessEnv): NodeJS.Proc
   return { ...terraformEnv, ...GO_PLUGIN_ENV };
 }
 
-async function readExternal(config: CtyValue, ctx: CallContext, run: ExternalContext): Promise<{ state: CtyValue; diagnostics: Diagnostic[] }> {
+async function readExternal(
+  config: CtyValue,
+  ctx: CallContext,
+  run: ExternalContext,
+): Promise<{ state: CtyValue; diagnostics: Diagnostic[] }> {
   if (!isObject(config)) throw new Error("config of data.external is not an object");
   const fail = (d: Diagnostic) => ({ state: null, diagnostics: [d] });
 
@@ -231,7 +236,9 @@ The program must also be executable according to the platform where Terraform is
     ctx.log(`external: running ${JSON.stringify([cmdPath, ...args])} in ${childCwd} with query ${queryJson}`);
     outcome = await runProgram(exe, cmdPath, filtered[0], args, childCwd, env, queryJson, ctx);
     // Lengths only: a program's output may carry secrets.
-    ctx.log(`external: ${cmdPath} finished (${outcome.error ?? "ok"}), ${outcome.stdout.length} bytes on stdout, ${outcome.stderr.length} on stderr`);
+    ctx.log(
+      `external: ${cmdPath} finished (${outcome.error ?? "ok"}), ${outcome.stdout.length} bytes on stdout, ${outcome.stderr.length} on stderr`,
+    );
   }
 
   if (outcome.error !== undefined) {
@@ -294,7 +301,11 @@ const externalDataSource = (run: ExternalContext): DataSourceDouble => ({
     if (!isObject(config) || !Array.isArray(config.program) || isUnknown(config.program)) return [];
     if (config.program.length >= 1) return [];
     return [
-      errorDiag("Invalid Attribute Value", `Attribute program list must contain at least 1 elements, got: ${config.program.length}`, attrPath("program")),
+      errorDiag(
+        "Invalid Attribute Value",
+        `Attribute program list must contain at least 1 elements, got: ${config.program.length}`,
+        attrPath("program"),
+      ),
     ];
   },
   read: (config, ctx) => readExternal(config, ctx, run),

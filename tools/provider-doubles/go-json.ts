@@ -5,7 +5,11 @@
 
 /** json.Marshal for map[string]string: sorted keys, HTML-safe escaping. */
 export function goJsonMarshalStringMap(m: Record<string, string>): string {
-  const sorted = Object.fromEntries(Object.keys(m).sort().map((k) => [k, m[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(m)
+      .sort()
+      .map((k) => [k, m[k]]),
+  );
   return JSON.stringify(sorted).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

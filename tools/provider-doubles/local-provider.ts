@@ -36,11 +36,31 @@ export const LOCAL_PROVIDER_ADDRESS = "registry.terraform.io/hashicorp/local";
 const localCommandSchema: BlockSpec = {
   description: "Runs an executable on the local machine and returns the exit code, stdout and stderr (provider double).",
   attributes: [
-    { name: "command", type: "string", required: true, description: "Executable name to be discovered on the PATH or absolute path to executable." },
-    { name: "arguments", type: ["list", "string"], optional: true, description: "Arguments to be passed to the given command. Any null arguments will be removed from the list." },
-    { name: "stdin", type: "string", optional: true, description: "Data to be passed to the given command's standard input as a UTF-8 string." },
+    {
+      name: "command",
+      type: "string",
+      required: true,
+      description: "Executable name to be discovered on the PATH or absolute path to executable.",
+    },
+    {
+      name: "arguments",
+      type: ["list", "string"],
+      optional: true,
+      description: "Arguments to be passed to the given command. Any null arguments will be removed from the list.",
+    },
+    {
+      name: "stdin",
+      type: "string",
+      optional: true,
+      description: "Data to be passed to the given command's standard input as a UTF-8 string.",
+    },
     { name: "working_directory", type: "string", optional: true, description: "The directory path where the command should be executed." },
-    { name: "allow_non_zero_exit_code", type: "bool", optional: true, description: "Treat a non-zero exit code as a successful execution." },
+    {
+      name: "allow_non_zero_exit_code",
+      type: "bool",
+      optional: true,
+      description: "Treat a non-zero exit code as a successful execution.",
+    },
     { name: "exit_code", type: "number", computed: true, description: "The exit code returned by the command." },
     { name: "stdout", type: "string", computed: true, description: "Data returned from the command's standard output stream." },
     { name: "stderr", type: "string", computed: true, description: "Data returned from the command's standard error stream." },
@@ -75,7 +95,11 @@ function lookupFailed(command: string, error: string): Diagnostic {
   );
 }
 
-async function openLocalCommand(config: CtyValue, ctx: CallContext, run: ExternalContext): Promise<{ result: CtyValue; diagnostics: Diagnostic[] }> {
+async function openLocalCommand(
+  config: CtyValue,
+  ctx: CallContext,
+  run: ExternalContext,
+): Promise<{ result: CtyValue; diagnostics: Diagnostic[] }> {
   if (!isObject(config)) throw new Error("config of ephemeral.local_command is not an object");
   const command = typeof config.command === "string" ? config.command : "";
   const env = providerProcessEnv(run.env);
@@ -112,7 +136,9 @@ async function openLocalCommand(config: CtyValue, ctx: CallContext, run: Externa
     ctx.log(`local: running ${JSON.stringify([cmdPath, ...args])} in ${childCwd} (${stdin.length} bytes on stdin)`);
     outcome = await runProgram(path.resolve(childCwd, cmdPath), cmdPath, command, args, childCwd, env, stdin, ctx);
     // Lengths only: the output may be a secret.
-    ctx.log(`local: ${cmdPath} finished (${outcome.error ?? "ok"}), ${outcome.stdout.length} bytes on stdout, ${outcome.stderr.length} on stderr`);
+    ctx.log(
+      `local: ${cmdPath} finished (${outcome.error ?? "ok"}), ${outcome.stdout.length} bytes on stdout, ${outcome.stderr.length} on stderr`,
+    );
   }
   const stdout = outcome.stdout.toString("utf8");
   if (outcome.stderr.length > 0) result.stderr = outcome.stderr;

@@ -133,6 +133,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`provider-doubles: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`provider-doubles: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exit(1);
 });

@@ -130,9 +130,12 @@ export async function serveProvider(double: ProviderDouble, socketPath: string, 
           },
           (err: unknown) => {
             finish();
-            const message = err instanceof Error ? err.stack ?? err.message : String(err);
+            const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
             log(`${double.name}: ${rpc} failed: ${message}`);
-            callback({ code: grpc.status.INTERNAL, details: `provider double ${double.name}: ${err instanceof Error ? err.message : String(err)}` });
+            callback({
+              code: grpc.status.INTERNAL,
+              details: `provider double ${double.name}: ${err instanceof Error ? err.message : String(err)}`,
+            });
           },
         );
       function finish(): void {
@@ -195,7 +198,9 @@ export async function serveProvider(double: ProviderDouble, socketPath: string, 
       const json = req.raw_state?.json;
       if (!json || json.length === 0) {
         return {
-          diagnostics: [errorDiag("Unable to upgrade resource state", "The provider double only understands JSON state (no legacy flatmap state).")],
+          diagnostics: [
+            errorDiag("Unable to upgrade resource state", "The provider double only understands JSON state (no legacy flatmap state)."),
+          ],
         };
       }
       let upgraded: CtyValue;
@@ -269,7 +274,10 @@ export async function serveProvider(double: ProviderDouble, socketPath: string, 
       if (!d) return { diagnostics: [unknownType("data source", req.type_name)] };
       const res = await d.read(fromDynamicValue(req.config), ctx);
       // On errors Terraform ignores the state; send a null one rather than a half-built object.
-      return { state: toDynamicValue(res.diagnostics.some((x) => x.severity === "ERROR") ? null : res.state), diagnostics: res.diagnostics };
+      return {
+        state: toDynamicValue(res.diagnostics.some((x) => x.severity === "ERROR") ? null : res.state),
+        diagnostics: res.diagnostics,
+      };
     }),
 
     ValidateEphemeralResourceConfig: unary("ValidateEphemeralResourceConfig", (req: TypedConfigRequest) => {
