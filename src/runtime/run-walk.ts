@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { ApiClient } from "../client/client";
+import { GpuCloudError } from "../client/errors";
 import type { RuntimeContext } from "../shared/context";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
@@ -35,7 +36,19 @@ interface Walked {
 
 interface WalkFile {
   readonly run: string;
+  /**
+   * The newest created_at the API listed in the walk: what appeared since is asked from here. Not
+   * moved by the writes recorded later (their creation times would hide tokens others created
+   * between the walk and those writes).
+   */
+  readonly since: number;
   readonly tokens: readonly Walked[];
+}
+
+/** What a provisioner lists: the tokens, and the created_at from which newer ones were asked for. */
+export interface RunTokens {
+  readonly tokens: TokenView[];
+  readonly since: number;
 }
 
 const walked = (t: TokenView): Walked => ({ id: t.id, name: t.name, description: t.description, created_at: t.created_at });
@@ -45,18 +58,19 @@ function walkPath(cwd: string, account: string, run: string): string {
   return path.join(cwd, HANDOFF_DIR, `${WALK_FILE_PREFIX}${sha256Hex(`${account}\n${run}`).slice(0, 24)}.json`);
 }
 
-function readWalk(file: string, run: string): readonly Walked[] | undefined {
+function readWalk(file: string, run: string): WalkFile | undefined {
   try {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as WalkFile;
-    return parsed.run === run && Array.isArray(parsed.tokens) ? parsed.tokens : undefined;
+    return parsed.run === run && Array.isArray(parsed.tokens) && typeof parsed.since === "number" ? parsed : undefined;
   } catch {
     return undefined;
   }
 }
 
-function writeWalk(file: string, run: string, tokens: readonly Walked[]): void {
-  writePrivateFile(file, JSON.stringify({ run, tokens } satisfies WalkFile));
-}
+const newestOf = (tokens: readonly { created_at: number }[]): number => tokens.reduce((m, t) => Math.max(m, t.created_at), 0);
+
+/** An error of the folder (a lock, a file), as opposed to the API's: the walk is then done without the file. */
+const isFolderError = (err: unknown): boolean => !(err instanceof GpuCloudError);
 
 function lockOf(ctx: RuntimeContext) {
   return {
@@ -72,29 +86,41 @@ function lockOf(ctx: RuntimeContext) {
  * The account's tokens for a provisioner (see above): the run's walk plus what appeared since;
  * a walk of its own outside a run, or where the server does not list newest first.
  */
-export async function runTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<TokenView[]> {
+export async function runTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<RunTokens> {
+  const own = async (): Promise<RunTokens> => {
+    const tokens = await allTokens(client, ctx);
+    return { tokens, since: newestOf(tokens) };
+  };
   const run = ctx.run;
-  if (run === undefined) return allTokens(client, ctx);
+  if (run === undefined) return own();
   const file = walkPath(ctx.cwd, account, run);
-  let known = readWalk(file, run);
-  if (known === undefined) {
+  let walk = readWalk(file, run);
+  if (walk === undefined) {
     let fresh: TokenView[] | undefined;
-    known = await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
-      const meanwhile = readWalk(file, run);
-      if (meanwhile) return meanwhile;
-      fresh = await allTokens(client, ctx);
-      const tokens = fresh.map(walked);
-      writeWalk(file, run, tokens);
-      return tokens;
-    });
-    if (fresh) return fresh;
+    try {
+      walk = await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
+        const meanwhile = readWalk(file, run);
+        if (meanwhile) return meanwhile;
+        fresh = await allTokens(client, ctx);
+        const taken: WalkFile = { run, since: newestOf(fresh), tokens: fresh.map(walked) };
+        writePrivateFile(file, JSON.stringify(taken));
+        return taken;
+      });
+    } catch (err) {
+      if (!isFolderError(err)) throw err;
+      ctx.out.warn(`could not share this run's walk of the API tokens (${errorText(err)}); walking them for this provisioner alone`);
+      return fresh ? { tokens: fresh, since: newestOf(fresh) } : own();
+    }
+    if (fresh) return { tokens: fresh, since: walk.since };
   }
-  const since = await newestSince(client, ctx, Math.max(0, ...known.map((t) => t.created_at)));
-  if (since === undefined) return allTokens(client, ctx);
-  const byId = new Map<string, TokenView>(known.map((t) => [t.id, asView(t)]));
+  const since = await newestSince(client, ctx, walk.since);
+  if (since === undefined) return own();
+  const byId = new Map<string, TokenView>(walk.tokens.map((t) => [t.id, asView(t)]));
   for (const t of since) byId.set(t.id, t);
-  return [...byId.values()];
+  return { tokens: [...byId.values()], since: walk.since };
 }
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * The tokens created at or after `from` (the API's created_at), newest first (the client's
@@ -116,9 +142,17 @@ export async function recordRunWrite(ctx: RuntimeContext, account: string, token
   const run = ctx.run;
   if (run === undefined) return;
   const file = walkPath(ctx.cwd, account, run);
-  await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
-    const known = readWalk(file, run);
-    if (known === undefined) return;
-    writeWalk(file, run, [...known.filter((t) => t.id !== token.id), walked(token)]);
-  });
+  try {
+    await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
+      const walk = readWalk(file, run);
+      if (walk === undefined) return;
+      writePrivateFile(file, JSON.stringify({ ...walk, tokens: [...walk.tokens.filter((t) => t.id !== token.id), walked(token)] }));
+    });
+  } catch (err) {
+    // The write itself succeeded; a later create of this name in this run walks the API instead.
+    ctx.out.warn(
+      `could not record API token ${token.id} in this run's walk (${errorText(err)}); removing the walk, so the next look is a full one`,
+    );
+    rmSync(file, { force: true });
+  }
 }

@@ -192,7 +192,7 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
         lockWaitMs(ctx.env),
         ctx.out.info,
         async () => {
-          const tokens = await runTokens(ctx, client, api);
+          const { tokens, since: listedSince } = await runTokens(ctx, client, api);
           // By id when the destroy half learnt it: a token gone since is not replaced by another one
           // that happens to have the old name (another deployment's, perhaps). By name only without an id.
           const handedOver =
@@ -245,12 +245,12 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
             const created = await client.createToken({ name, description });
             ctx.out.addSecrets([created.token]);
             recordPending(created.id);
-            await recordRunWrite(ctx, api, created);
             // The client has already said "adopted" when a look-up found an earlier attempt's token.
             if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
+            await recordRunWrite(ctx, api, created);
             warnLeftBehind(created.id);
             checkStoredName(ctx, created, name);
-            await lookAgainAfterCreate(ctx, client, created, name, Math.max(0, ...tokens.map((t) => t.created_at)));
+            await lookAgainAfterCreate(ctx, client, created, name, listedSince);
             return created.id;
           }
           warnLeftBehind(target.id);
@@ -415,7 +415,8 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
       id = await withClient(
         ctx,
         scope.baseUrl,
-        async (client) => pickByName(await runTokens(ctx, client, accountOf(scope, ctx.env)), name, undefined, lastApplied?.id)?.id,
+        async (client) =>
+          pickByName((await runTokens(ctx, client, accountOf(scope, ctx.env))).tokens, name, undefined, lastApplied?.id)?.id,
         scope.envPrefix,
       );
       lookedUp = true;

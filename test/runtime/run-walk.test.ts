@@ -51,14 +51,14 @@ describe("the run's walk of the token list", () => {
     const api = await server();
     const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
     api.resetStats();
-    const first = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const { tokens: first } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
     expect(first).toHaveLength(45);
     const walkRequests = lists(api);
     expect(walkRequests).toBeGreaterThanOrEqual(5);
 
     const late = api.addToken({ name: "late" });
     api.resetStats();
-    const second = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const { tokens: second } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
     expect(lists(api)).toBe(1);
     expect(second.map((t) => t.name).sort()).toEqual([...first.map((t) => t.name), "late"].sort());
     // The new token comes from the API, with its value; walked ones carry none.
@@ -74,11 +74,23 @@ describe("the run's walk of the token list", () => {
   test("a write recorded by one provisioner is what the next one sees (a rename changes no creation time)", async () => {
     const api = await server();
     const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
-    const [target] = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const [target] = (await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT))).tokens;
     const renamed = await withClient(api, (c) => c.updateToken(target.id, { name: "renamed-by-p1" }));
     await recordRunWrite(ctx(cwd), ACCOUNT, renamed);
-    const seen = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const { tokens: seen } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
     expect(seen.find((t) => t.id === target.id)?.name).toBe("renamed-by-p1");
+  });
+
+  test("a token another party created after the walk is seen, even after this run recorded a newer write of its own", async () => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const others = api.addToken({ name: "theirs", createdAt: 1_800_000_000 });
+    // This run's own create, newer than theirs: recorded, it must not move what "since" means.
+    const mine = await withClient(api, (c) => c.createToken({ name: "mine" }));
+    await recordRunWrite(ctx(cwd), ACCOUNT, { ...mine, created_at: 1_900_000_000 });
+    const { tokens } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(tokens.map((t) => t.id)).toEqual(expect.arrayContaining([others.id, mine.id]));
   });
 
   test.each([
@@ -89,7 +101,7 @@ describe("the run's walk of the token list", () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
     await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
     api.addToken({ name: "late" });
-    const seen = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const { tokens: seen } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
     expect(seen.map((t) => t.name)).toContain("late");
     expect(seen).toHaveLength(46);
   });
