@@ -227,7 +227,9 @@ export async function tokenInventory(input: RuntimeContext, query: Record<string
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
   if (workspace !== undefined && managed.length > 0) {
-    for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace && !r.pending) applied.set(r.key, r);
+    // Pending records too: among several tokens of a name, the create half keeps the one a record
+    // names, pending or not, and the plan must promise the same id (see refuseOtherThanPlanned).
+    for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace) applied.set(r.key, r);
   }
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
@@ -286,7 +288,8 @@ function observeManaged(
   result: Record<string, string>,
 ): void {
   const named = tokensNamed(tokens, m.name, last?.id);
-  const found = warningsFor(m, tokens, named, last);
+  // A pending record is no apply that finished: no "now resolves to another id" from it.
+  const found = warningsFor(m, tokens, named, last?.pending ? undefined : last);
   for (const line of found) ctx.out.warn(line);
   warnings.push(...found);
   if (afterWrite && named.matches.length === 0) {

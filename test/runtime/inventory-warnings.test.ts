@@ -61,3 +61,29 @@ test("duplicates and a switch of id are in the result's warnings; reading the re
     await emulator.close();
   }
 });
+
+test("a pending record (a write whose apply failed) picks the token among duplicates, as the create half does, with no switch warning", async () => {
+  const emulator = await startEmulator({ users: [USER] });
+  try {
+    emulator.addToken({ name: "inv-pending", createdAt: 100 });
+    const written = emulator.addToken({ name: "inv-pending", createdAt: 200 });
+    const cwd = mkdtempSync(path.join(tmpdir(), "inventory-warnings-"));
+    mkdirSync(path.join(cwd, ".gpucloud-handoff"));
+    writeFileSync(
+      path.join(cwd, ".gpucloud-handoff", "k1.default.applied.json"),
+      JSON.stringify({ key: "k1", workspace: "default", id: written.id, name: "inv-pending", pending: true, at: new Date().toISOString() }),
+    );
+    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+      cwd,
+      env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
+      stdin: JSON.stringify({ "t0.key": "k1", "t0.name": "inv-pending", workspace: "default" }),
+    });
+    expect(ran.code).toBe(0);
+    const result = JSON.parse(ran.stdout) as Record<string, string>;
+    // The plan promises the id the create half will keep; otherwise its planned-id check refuses every apply.
+    expect(result["t0.id"]).toBe(written.id);
+    expect(result.warnings).not.toContain("now resolves to");
+  } finally {
+    await emulator.close();
+  }
+});
