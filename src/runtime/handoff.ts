@@ -189,19 +189,32 @@ export function retireHandoffs(cwd: string, workspace: string, runId: string, al
   let retired = 0;
   for (const file of files) {
     const full = path.join(cwd, HANDOFF_DIR, file);
+    let text: string;
     let raw: Record<string, unknown>;
     try {
-      raw = JSON.parse(readFileSync(full, "utf8")) as Record<string, unknown>;
+      text = readFileSync(full, "utf8");
+      raw = JSON.parse(text) as Record<string, unknown>;
     } catch {
       continue; // a create half reads and drops what it cannot understand
     }
     if (raw === null || typeof raw !== "object" || raw.workspace !== workspace) continue;
     if (raw.claimedBy !== undefined || raw.retired === true) continue;
     if (!all && raw.runId === runId) continue;
+    // A read deferred to the apply runs beside this run's provisioners: a hand-off written or
+    // claimed since it was read is theirs, not one to retire.
+    if (readIfPresent(full) !== text) continue;
     writeRecord(full, { ...raw, retired: true });
     retired++;
   }
   return retired;
+}
+
+function readIfPresent(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 export function removeHandoff(cwd: string, workspace: string, key: string): void {

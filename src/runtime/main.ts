@@ -74,6 +74,7 @@ export async function main(io: MainIo): Promise<number> {
         waitMs: lockWaitMs(io.env),
         staleAfterMs: lockStaleAfterMs(io.env),
         onWait: out.info,
+        warn: out.warn,
       }),
   };
   try {

@@ -1,6 +1,7 @@
 import type * as Crypto from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { GpuCloudError } from "../client/errors";
 import type { Session, SessionStore } from "../client/session";
 import { withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
@@ -14,9 +15,11 @@ import { HANDOFF_DIR } from "./protocol";
  *
  * The file never holds the session in the clear: it is sealed (AES-256-GCM) with a key derived
  * from the password's md5, which every script of the run has from its environment and which is
- * what a login sends anyway, so the file tells nothing to whoever lacks that credential. It is
- * bound to the run (`plantimestamp()`), the account and the user; the next run's plan-time read
- * deletes the files of other runs, and the access token inside expires after 30 minutes.
+ * what a login sends anyway. The derivation is scrypt with a random salt, so that whoever can read
+ * the file cannot test password guesses against it quickly (a fast derivation would let them try
+ * millions a second). It is bound to the run (`plantimestamp()`), the account and the user; the
+ * next run's plan-time read deletes the files of other runs, and the access token inside expires
+ * after 30 minutes. The store is best effort: a folder it cannot use means a login of one's own.
  */
 
 export const SESSION_FILE_PREFIX = "session-";
@@ -26,8 +29,12 @@ export const SESSION_FILE_PREFIX = "session-";
 const crypto = (): typeof Crypto => require("node:crypto") as typeof Crypto;
 const SEAL = "aes-256-gcm";
 
+/** scrypt's cost: about 20 ms a derivation, paid once by each script that reads or seals the file. */
+const SCRYPT = { N: 2 ** 12, r: 8, p: 1 } as const;
+
 interface SealedSession {
   readonly run: string;
+  readonly salt: string;
   readonly iv: string;
   readonly tag: string;
   readonly data: string;
@@ -39,6 +46,8 @@ export interface RunSessionOptions {
   /** When a lock is certainly stale (see withNameLock). */
   readonly staleAfterMs: number;
   readonly onWait: (line: string) => void;
+  /** Says that the folder could not be used and this script logs in on its own. */
+  readonly warn: (line: string) => void;
 }
 
 /** The store of `run`'s sessions on one account (`account`: its digest, see accountDigest). */
@@ -51,33 +60,49 @@ export function runSessionStore(cwd: string, run: string, account: string, opts:
         HANDOFF_DIR,
         `${SESSION_FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`,
       );
-      const key = Buffer.from(crypto().hkdfSync("sha256", secret, run, `gpucloud run session\n${identity}`, 32));
       const usable = (s: Session | undefined): s is Session => s !== undefined && now() < s.renewAt && s.accessToken !== rejected;
-      const stored = unseal(file, key, identity);
+      const stored = unseal(file, secret, identity);
       if (usable(stored)) return { session: stored, reused: true };
       const waitMs = Math.max(0, Math.min(opts.waitMs, deadline - now()));
-      return withFileLock(
-        `${file}.lock`,
-        { cwd, waitMs, staleAfterMs: opts.staleAfterMs, onWait: opts.onWait, holder: `logging in as ${username} for this terraform run` },
-        async () => {
-          const meanwhile = unseal(file, key, identity);
-          if (usable(meanwhile)) return { session: meanwhile, reused: true };
-          const session = await login();
-          seal(file, key, identity, run, session);
-          return { session, reused: false };
-        },
-      );
+      let fresh: Session | undefined;
+      try {
+        return await withFileLock(
+          `${file}.lock`,
+          { cwd, waitMs, staleAfterMs: opts.staleAfterMs, onWait: opts.onWait, holder: `logging in as ${username} for this terraform run` },
+          async () => {
+            const meanwhile = unseal(file, secret, identity);
+            if (usable(meanwhile)) return { session: meanwhile, reused: true };
+            fresh = await login();
+            seal(file, secret, identity, run, fresh);
+            return { session: fresh, reused: false };
+          },
+        );
+      } catch (err) {
+        // The API's errors (the login's) are the caller's; the folder's (a lock, a file) only cost a login.
+        if (err instanceof GpuCloudError) throw err;
+        opts.warn(
+          `could not share this run's login (${err instanceof Error ? err.message : String(err)}); logging in for this script alone`,
+        );
+        return { session: fresh ?? (await login()), reused: false };
+      }
     },
   };
 }
 
-function seal(file: string, key: Buffer, identity: string, run: string, session: Session): void {
+/** The sealing key: scrypt of the credential, salted per file (see above). */
+function keyOf(secret: string, salt: Buffer): Buffer {
+  return crypto().scryptSync(secret, salt, 32, SCRYPT);
+}
+
+function seal(file: string, secret: string, identity: string, run: string, session: Session): void {
   const iv = crypto().randomBytes(12);
-  const cipher = crypto().createCipheriv(SEAL, key, iv);
+  const salt = crypto().randomBytes(16);
+  const cipher = crypto().createCipheriv(SEAL, keyOf(secret, salt), iv);
   cipher.setAAD(Buffer.from(identity));
   const data = Buffer.concat([cipher.update(JSON.stringify(session), "utf8"), cipher.final()]);
   const sealed: SealedSession = {
     run,
+    salt: salt.toString("base64"),
     iv: iv.toString("base64"),
     tag: cipher.getAuthTag().toString("base64"),
     data: data.toString("base64"),
@@ -86,9 +111,10 @@ function seal(file: string, key: Buffer, identity: string, run: string, session:
 }
 
 /** The session in `file`, or undefined when there is none or it was sealed with another key (another password). */
-function unseal(file: string, key: Buffer, identity: string): Session | undefined {
+function unseal(file: string, secret: string, identity: string): Session | undefined {
   try {
     const sealed = JSON.parse(readFileSync(file, "utf8")) as SealedSession;
+    const key = keyOf(secret, Buffer.from(sealed.salt, "base64"));
     const decipher = crypto().createDecipheriv(SEAL, key, Buffer.from(sealed.iv, "base64"));
     decipher.setAAD(Buffer.from(identity));
     decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));

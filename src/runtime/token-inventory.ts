@@ -222,7 +222,7 @@ export async function tokenInventory(input: RuntimeContext, query: Record<string
     // and their sessions and walks are of no more use.
     const all = retire === RetireHandoffs.ALL;
     retireHandoffs(ctx.cwd, workspace, run, all);
-    removeEarlierRunFiles(ctx.cwd, run, all);
+    removeEarlierRunFiles(ctx.cwd, run);
   }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();

@@ -3,7 +3,7 @@
  * a sealed session file; clients that start together wait for the one that logs in; a rejected
  * session, another run or another password means a login of its own; nothing readable is written.
  */
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ApiClient } from "../../src/client/client";
@@ -32,7 +32,12 @@ describe("the run's shared session", () => {
         credentials: { username: user.username, password: user.password },
         totalTimeoutMs: 10_000,
         logger: (l) => lines.push(l),
-        sessionStore: runSessionStore(cwd, run, apiDigest(emulator.url), { waitMs: 10_000, staleAfterMs: 60_000, onWait: () => undefined }),
+        sessionStore: runSessionStore(cwd, run, apiDigest(emulator.url), {
+          waitMs: 10_000,
+          staleAfterMs: 60_000,
+          onWait: () => undefined,
+          warn: () => undefined,
+        }),
       },
       openNodeHttpSender,
     );
@@ -59,7 +64,7 @@ describe("the run's shared session", () => {
     const text = readFileSync(path.join(cwd, ".gpucloud-handoff", files[0]), "utf8");
     // Sealed: the run id in the clear (for clean-up), the rest ciphertext; no JWT, no field name, no credential.
     const sealed = JSON.parse(text) as Record<string, string>;
-    expect(Object.keys(sealed).sort()).toEqual(["data", "iv", "run", "tag"]);
+    expect(Object.keys(sealed).sort()).toEqual(["data", "iv", "run", "salt", "tag"]);
     expect(sealed.run).toBe(RUN);
     const data = Buffer.from(sealed.data, "base64").toString("latin1");
     for (const clear of [text, data]) {
@@ -91,17 +96,44 @@ describe("the run's shared session", () => {
     expect(emulator.stats().logins).toBe(1);
   });
 
+  test("a folder the store cannot use costs a login of its own, with a warning, never the command", async () => {
+    const cwd = folder();
+    // A file where the hand-off folder should be: no lock, no session file can be made there.
+    writeFileSync(path.join(cwd, ".gpucloud-handoff"), "not a folder");
+    const warnings: string[] = [];
+    const c = new ApiClient(
+      {
+        baseUrl: emulator.url,
+        credentials: { username: USER.username, password: USER.password },
+        totalTimeoutMs: 10_000,
+        sessionStore: runSessionStore(cwd, RUN, apiDigest(emulator.url), {
+          waitMs: 1_000,
+          staleAfterMs: 60_000,
+          onWait: () => undefined,
+          warn: (l) => warnings.push(l),
+        }),
+      },
+      openNodeHttpSender,
+    );
+    await expect(use(c)).resolves.toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining("could not share this run's login")]);
+  });
+
   test("the plan-time read removes the sessions of earlier runs", async () => {
     const cwd = folder();
     await use(client(cwd, "2026-11-01T09:00:00Z"));
     await use(client(cwd));
     expect(readdirSync(path.join(cwd, ".gpucloud-handoff"))).toHaveLength(2);
-    expect(removeEarlierRunFiles(cwd, RUN, false)).toBe(1);
+    // A temporary file a killed writer left: dropped once an hour old.
+    const tmp = path.join(cwd, ".gpucloud-handoff", "walk-0123.json.999.tmp");
+    writeFileSync(tmp, "{}");
+    expect(removeEarlierRunFiles(cwd, RUN)).toBe(1);
+    const old = new Date(Date.now() - 2 * 60 * 60_000);
+    utimesSync(tmp, old, old);
+    expect(removeEarlierRunFiles(cwd, RUN)).toBe(1);
+    // Its own run's session stays (another workspace may be applying under it): no login.
     emulator.resetStats();
     await use(client(cwd));
     expect(emulator.stats().logins).toBe(0);
-    // A read while planning precedes every script of its run: all of them go.
-    expect(removeEarlierRunFiles(cwd, RUN, true)).toBe(1);
-    expect(readdirSync(path.join(cwd, ".gpucloud-handoff"))).toEqual([]);
   });
 });

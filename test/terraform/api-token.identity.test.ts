@@ -363,6 +363,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(sessions()).toHaveLength(1);
     expect(JSON.parse(readFileSync(path.join(p.dir, ".gpucloud-handoff", sessions()[0]), "utf8"))).toEqual({
       run: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      salt: expect.any(String),
       iv: expect.any(String),
       tag: expect.any(String),
       data: expect.any(String),
