@@ -127,8 +127,8 @@ export class ApiToken extends Construct {
     });
     this.where = { baseUrl: account.baseUrl, envPrefix };
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
-    // every cdktf token captures a stack trace when created, and a dozen per ApiToken made
-    // synthesis three times slower than the same elements declared by hand.
+    // every cdktf token captures a stack trace when created, which made synthesis much slower
+    // than the same elements declared by hand (docs/performance.md).
     const inSync = `${inventory.resultField(key, InventoryResultField.IN_SYNC)} == "true"`;
 
     // Known and constant while the API matches the configuration. On drift it is unknown during

@@ -114,8 +114,7 @@ export class TokenInventory extends Construct {
   /**
    * The inventory's result, as a local value that every token's expressions read. Terraform
    * decodes a data source's whole result from its working state for each expression that refers
-   * to it; a local is evaluated once and kept decoded. At 400 tokens (3,200 result fields, read by
-   * 1,200 expressions) this took a sixth of the plan's CPU time off.
+   * to it; a local is evaluated once and kept decoded (figures: docs/performance.md).
    */
   private readonly observed: TerraformLocal;
   /**
@@ -266,8 +265,8 @@ export class TokenInventory extends Construct {
    * after the writes, and Terraform records each consumer's dependencies by walking everything
    * that read depends on (AttachDependenciesTransformer, at every plan). One read for all tokens
    * made that walk cover every sync resource of the stack for every consumer: a plan's cost grew
-   * with the square of the number of tokens (4 of the 6.4 s of a 400-token plan). A group
-   * bounds the walk, so the cost per token stays constant.
+   * with the square of the number of tokens (docs/performance.md). A group bounds the walk, so the
+   * cost per token stays constant.
    */
   private joinGroup(key: string, slot: string): void {
     // Whether the plan-time read found the token of slot `k` (Terraform text naming the slot): a token in sync always has its id.

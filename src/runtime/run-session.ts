@@ -29,7 +29,7 @@ export const SESSION_FILE_PREFIX = "session-";
 const crypto = (): typeof Crypto => require("node:crypto") as typeof Crypto;
 const SEAL = "aes-256-gcm";
 
-/** scrypt's cost: about 20 ms a derivation, paid once by each script that reads or seals the file. */
+/** scrypt's cost, paid once by each script that reads or seals the file: small for a script, large for a guesser. */
 const SCRYPT = { N: 2 ** 12, r: 8, p: 1 } as const;
 
 interface SealedSession {

@@ -92,7 +92,7 @@ function apiUrlOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
 }
 
 /** The account this provisioner works on, as hand-offs, records and locks are keyed. */
-function accountOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
+function accountDigestOf(scope: TokenScope, env: NodeJS.ProcessEnv): string {
   return accountDigest(scope.envPrefix, apiUrlOf(scope, env));
 }
 
@@ -115,7 +115,7 @@ function constructLabel(scope: TokenScope): string {
 function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string | undefined): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
-  if (handoff.api !== undefined && handoff.api !== accountOf(scope, ctx.env)) {
+  if (handoff.api !== undefined && handoff.api !== accountDigestOf(scope, ctx.env)) {
     // The account or API changed with this replacement (account, baseUrl or <prefix>BASE_URL): the
     // released token is on the old one, and a token of its name here may be another deployment's.
     removeHandoff(ctx.cwd, scope.workspace, scope.key);
@@ -174,7 +174,7 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
   const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
   const scope = tokenScope(ctx.env);
   const handoff = takeHandoff(ctx, scope, name, runOf(ctx));
-  const api = accountOf(scope, ctx.env);
+  const api = accountDigestOf(scope, ctx.env);
   const lastApplied = appliedOnThisAccount(ctx, scope, api, name);
 
   const apiUrl = apiUrlOf(scope, ctx.env);
@@ -416,7 +416,7 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
         ctx,
         scope.baseUrl,
         async (client) =>
-          pickByName((await runTokens(ctx, client, accountOf(scope, ctx.env))).tokens, name, undefined, lastApplied?.id)?.id,
+          pickByName((await runTokens(ctx, client, accountDigestOf(scope, ctx.env))).tokens, name, undefined, lastApplied?.id)?.id,
         scope.envPrefix,
       );
       lookedUp = true;
@@ -439,7 +439,7 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
     name,
     // Without a run id (a configuration this version does not write) no create half takes it over.
     runId: runOf(ctx) ?? "",
-    api: accountOf(scope, ctx.env),
+    api: accountDigestOf(scope, ctx.env),
     releasedAt: new Date().toISOString(),
   });
   // Not a warning: this half cannot tell a replacement from a destroy, and a replacement is the everyday case.
