@@ -6,7 +6,7 @@ import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
-import { RUN_ID, TokenInventory } from "./token-inventory";
+import { RUN_ID, StackRead } from "./stack-read";
 import { TokenRoster } from "./token-roster";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
@@ -115,7 +115,7 @@ export class ApiToken extends Construct {
     const constructPath = terraformLiteral(this.node.path);
     const workspace = "${terraform.workspace}";
 
-    const inventory = TokenInventory.of(this);
+    const inventory = StackRead.of(this);
     inventory.register(this, {
       key,
       name: props.name,
@@ -230,7 +230,7 @@ export class ApiToken extends Construct {
    */
   public get ephemeralToken(): string {
     if (this.ephemeral === undefined) {
-      const value = TokenInventory.of(this).ephemeralValue(this.node.addr, this.idExpression, this.where);
+      const value = StackRead.of(this).ephemeralValue(this.node.addr, this.idExpression, this.where);
       this.ephemeral = ref(value, TerraformStack.of(this));
     }
     return Token.asString(this.ephemeral);

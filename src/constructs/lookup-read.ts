@@ -3,7 +3,7 @@ import { TerraformStack, Token, ref } from "cdktf";
 import type { Construct } from "constructs";
 import { inventoryKey, type LookupKindName } from "../runtime/protocol";
 import { externalProgram } from "./runtime-script";
-import { TokenInventory } from "./token-inventory";
+import { StackRead } from "./stack-read";
 import { isKnown } from "./validation";
 
 /**
@@ -16,7 +16,7 @@ import { isKnown } from "./validation";
  */
 export function lookupField(scope: Construct, kind: LookupKindName, query: Readonly<Record<string, string>>): (name: string) => string {
   if (Object.values(query).every((value) => isKnown(value))) {
-    const results = TokenInventory.of(scope).addLookup(scope, kind, query);
+    const results = StackRead.of(scope).addLookup(scope, kind, query);
     const stack = TerraformStack.of(scope);
     const key = scope.node.addr;
     return (name) => Token.asString(ref(`${results}["${inventoryKey(key, name)}"]`, stack));

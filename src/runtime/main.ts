@@ -14,10 +14,10 @@ import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
 import { accountDigest } from "./handoff";
 import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
-import { RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "./protocol";
+import { FORMER_STACK_READ_COMMAND, RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "./protocol";
 import { runSessionStore } from "./run-session";
 import { applyToken, errorMessage, releaseToken } from "./token-commands";
-import { tokenInventory } from "./token-inventory";
+import { stackRead } from "./stack-read";
 import { releaseRoster } from "./token-roster";
 import { tokenValues } from "./token-value";
 
@@ -25,7 +25,9 @@ import { tokenValues } from "./token-value";
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
   [RuntimeCommand.FLAVORS]: findFlavors,
   [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
-  [RuntimeCommand.TOKEN_INVENTORY]: tokenInventory,
+  [RuntimeCommand.STACK_READ]: stackRead,
+  // Its former name: the command a configuration synthesized by an earlier version runs.
+  [FORMER_STACK_READ_COMMAND]: stackRead,
   // Run by the ephemeral local_command, which passes stdin and reads stdout as `external` does.
   [RuntimeCommand.TOKEN_VALUE]: tokenValues,
 };

@@ -28,11 +28,11 @@ export const RuntimeCommand = {
    * answer of every lookup of the stack whose query is literal, from one login, one list walk
    * and one catalog read per account and base URL.
    */
-  TOKEN_INVENTORY: "token-inventory",
+  STACK_READ: "stack-read",
   /**
    * `ephemeral "local_command"` (hashicorp/local >= 2.7), one per stack, at plan and at apply:
    * the values of the tokens whose `ephemeralToken` is used, by id, from one login and one list
-   * walk per base URL (query on stdin and result on stdout as for `token-inventory`, see
+   * walk per base URL (query on stdin and result on stdout as for `stack-read`, see
    * {@link TokenValueField}). The values reach Terraform only as ephemeral values, never the
    * state or a plan file.
    */
@@ -48,6 +48,9 @@ export const RuntimeCommand = {
    */
   TOKEN_ROSTER_RELEASE: "token-roster-release",
 } as const;
+/** The stack read's former command name, still run by configurations synthesized by earlier versions. */
+export const FORMER_STACK_READ_COMMAND = "token-inventory";
+
 export type RuntimeCommandName = (typeof RuntimeCommand)[keyof typeof RuntimeCommand];
 
 /** Environment variables read from the Terraform process (never written into configuration). */
@@ -108,7 +111,7 @@ export const SECRET_ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*_(?:PASSWORD|PASSWORD_M
 export const SECRET_ENV_NAMES: readonly string[] = [CredentialEnv.PASSWORD, CredentialEnv.PASSWORD_MD5, CredentialEnv.API_TOKEN];
 
 /**
- * The `token-inventory` query and result are flat maps (the external protocol allows nothing
+ * The `stack-read` query and result are flat maps (the external protocol allows nothing
  * else), keyed `<slot>.<field>`. The slot is short and has no dots: the construct numbers its
  * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
  * hand-offs and records) as the query field {@link InventoryQueryField.KEY}; without that field

@@ -77,7 +77,7 @@ describe("ApiToken synthesis", () => {
     const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))!;
     const inventory = externals[inventoryName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
-    expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "token-inventory"]);
+    expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "stack-read"]);
     // The plan-time read (literal query: read while planning) retires every hand-off earlier runs left.
     // The path names the construct in the read's errors.
     expect(inventory.query).toEqual({
@@ -90,7 +90,7 @@ describe("ApiToken synthesis", () => {
       retire_handoffs: "all",
     });
     expect(inventory.depends_on).toBeUndefined();
-    expect(read.program[2]).toBe("token-inventory");
+    expect(read.program[2]).toBe("stack-read");
     // The read after the writes retires nothing: other tokens' create halves may still be to come.
     // It has the run's id, to share the run's login.
     const { retire_handoffs: _retire, ...tokensQuery } = inventory.query;

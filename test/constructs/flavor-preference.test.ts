@@ -33,7 +33,7 @@ describe("FlavorPreference synthesis", () => {
       baseUrl: "http://127.0.0.1:9999",
     });
     const data = lookup(json);
-    expect(data.program).toEqual(["node", expect.stringMatching(/gpucloud-tf\.js$/), "token-inventory"]);
+    expect(data.program).toEqual(["node", expect.stringMatching(/gpucloud-tf\.js$/), "stack-read"]);
     expect([data.shared, data.kind, data.path]).toEqual([true, "flavor-preference", "test/gpu"]);
     expect(data.query).toEqual({
       choice_count: "3",

@@ -34,7 +34,7 @@ describe("Flavors synthesis", () => {
     });
     const data = lookup(json);
     // A literal query: the stack's one read answers it, naming the construct for its errors.
-    expect(data.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/gpucloud-runtime\/.*\/gpucloud-tf\.js$/), "token-inventory"]);
+    expect(data.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/gpucloud-runtime\/.*\/gpucloud-tf\.js$/), "stack-read"]);
     expect([data.shared, data.kind, data.path]).toEqual([true, "flavors", "test/gpu"]);
     expect(data.query).toEqual({
       region_id: "region-1",

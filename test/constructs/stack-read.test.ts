@@ -28,7 +28,7 @@ describe("the stack's one read", () => {
     });
     const planned = plannedReads(all);
     expect(planned).toHaveLength(1);
-    expect(planned[0].command).toBe("token-inventory");
+    expect(planned[0].command).toBe("stack-read");
     expect(lookupsOf(planned[0].query)).toEqual(["flavor-preference", "flavors"]);
     expect(Object.keys(planned[0].query).filter((k) => k.endsWith(".name"))).toHaveLength(3);
     // The reads after the writes carry the tokens only.
@@ -41,7 +41,7 @@ describe("the stack's one read", () => {
     new Flavors(stack, "a", { gpu: "H100" });
     new Flavors(stack, "b", { regionId: "us-east-1" });
     const json = JSON.parse(Testing.synth(stack));
-    expect(Object.values<any>(json.data.external).map((d) => d.program[2])).toEqual(["token-inventory"]);
+    expect(Object.values<any>(json.data.external).map((d) => d.program[2])).toEqual(["stack-read"]);
     expect(json.check).toBeUndefined();
   });
 
@@ -54,8 +54,8 @@ describe("the stack's one read", () => {
         new ApiToken(stack, "t", { name: "n" });
       }),
     );
-    expect(planned.map((r) => r.command).sort()).toEqual(["flavors", "token-inventory"]);
-    const inventory = planned.find((r) => r.command === "token-inventory")!;
+    expect(planned.map((r) => r.command).sort()).toEqual(["flavors", "stack-read"]);
+    const inventory = planned.find((r) => r.command === "stack-read")!;
     expect(lookupsOf(inventory.query)).toEqual(["flavor-preference"]);
     expect(planned.find((r) => r.command === "flavors")!.query).toEqual({ gpu: "${var.gpu}" });
   });
@@ -73,7 +73,7 @@ describe("the stack's one read", () => {
     const [inventory, lookups] = [planned.find((r) => !r.name.includes("lookups"))!, planned.find((r) => r.name.includes("lookups"))!];
     expect(lookupsOf(inventory.query)).toEqual([]);
     expect(lookupsOf(lookups.query)).toEqual(["flavor-preference", "flavors"]);
-    expect(lookups.command).toBe("token-inventory");
+    expect(lookups.command).toBe("stack-read");
     expect(lookups.count).toBeUndefined();
   });
 });

@@ -223,7 +223,7 @@ describe("runtime bundle", () => {
     );
     try {
       const token = emulator.addToken({ name: "one-connection" });
-      const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "token-inventory"], {
+      const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "stack-read"], {
         cwd: workDir,
         env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: emulator.url },
         stdin: JSON.stringify({ "a1.name": "one-connection" }),

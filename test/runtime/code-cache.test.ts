@@ -45,7 +45,7 @@ function folder(): string {
 
 function run(cwd: string, extraEnv: NodeJS.ProcessEnv = {}, launcher = LAUNCHER): Promise<Ran> {
   const env = { ...credentialsEnv(emulator, account), ...extraEnv };
-  return runProcess(SCRIPT_NODE, [launcher, "token-inventory"], { cwd, env, stdin: QUERY });
+  return runProcess(SCRIPT_NODE, [launcher, "stack-read"], { cwd, env, stdin: QUERY });
 }
 
 async function runOk(cwd: string, extraEnv: NodeJS.ProcessEnv = {}, launcher = LAUNCHER): Promise<Ran> {

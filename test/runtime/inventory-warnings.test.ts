@@ -35,7 +35,7 @@ test("duplicates and a switch of id are in the result's warnings; reading the re
       preload,
       `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).join(",")));`,
     );
-    const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "token-inventory"], {
+    const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "stack-read"], {
       cwd,
       env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
       // As the construct writes it: each token in a short slot, with its key (what the records are filed under).
@@ -73,7 +73,7 @@ test("a pending record (a write whose apply failed) picks the token among duplic
       path.join(cwd, ".gpucloud-handoff", "k1.default.applied.json"),
       JSON.stringify({ key: "k1", workspace: "default", id: written.id, name: "inv-pending", pending: true, at: new Date().toISOString() }),
     );
-    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
       cwd,
       env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
       stdin: JSON.stringify({ "t0.key": "k1", "t0.name": "inv-pending", workspace: "default" }),

@@ -31,7 +31,7 @@ describe("a run the API keeps throttling", () => {
     });
     expect(taken.status).toBe(200);
     const started = Date.now();
-    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
       cwd,
       env: {
         PATH: SCRIPT_PATH,

@@ -187,7 +187,7 @@ describe("synthesized scripts against the emulator", () => {
     const { dir, config } = synthesize({ tokenName: "ci-badcreds" });
     const wrong = record(await runExternal(dir, external(config, "inventory"), { ...env, GPUCLOUD_PASSWORD: "wrong-password-xyz" }));
     expect(wrong.code).not.toBe(0);
-    expect(wrong.stderr).toMatch(/gpucloud: error: token-inventory: .*(401|invalid username or password)/i);
+    expect(wrong.stderr).toMatch(/gpucloud: error: stack-read: .*(401|invalid username or password)/i);
     expect(wrong.stderr).not.toContain("wrong-password-xyz");
 
     const missing = record(await runExternal(dir, external(config, "inventory"), { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url }));

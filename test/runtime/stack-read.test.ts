@@ -1,5 +1,5 @@
 /**
- * The stack's one read (`token-inventory`) answering tokens and lookups together, run as
+ * The stack's one read (`stack-read`) answering tokens and lookups together, run as
  * Terraform runs it (the bundled script, one process): one login and one catalog read per
  * account, the same answers as the lookups' own commands, and errors that name each failing lookup.
  */
@@ -65,7 +65,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
     const prodGpus = { region_id: "us-east-1", gpu: "H100", env_prefix: "GPUCLOUD_PROD_" };
     staging.resetStats();
     prod.resetStats();
-    const ran = await run("token-inventory", {
+    const ran = await run("stack-read", {
       workspace: "default",
       "t1.name": "read-ci",
       "t2.name": "read-prod",
@@ -103,7 +103,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
     ["without tokens, as the read's error", false],
     ["with tokens, in the result: the tokens' read goes on (a plan of tokens with -target)", true],
   ])("every failing lookup is named by its construct path, the others are not: %s", async (_how, withTokens) => {
-    const ran = await run("token-inventory", {
+    const ran = await run("stack-read", {
       workspace: "default",
       ...(withTokens ? { "t1.name": "read-ci", "t1.path": "s/ci" } : {}),
       ...lookup("ok", "flavors", "s/fine", { gpu: "H100" }),
@@ -115,7 +115,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
     expect(ran.code).toBe(withTokens ? 0 : 1);
     const message = (withTokens ? ran.result!.lookup_errors : ran.stderr).replace(/\s+/g, " ");
     expect(message).toContain(
-      `${withTokens ? "" : "gpucloud: error: token-inventory: "}Flavors "s/no-h100": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"`,
+      `${withTokens ? "" : "gpucloud: error: stack-read: "}Flavors "s/no-h100": no flavor matches (region id canada-central-1, gpu H100). region "Canada Central"`,
     );
     if (withTokens) {
       expect(ran.result!["t1.in_sync"]).toBe("true");
@@ -135,18 +135,18 @@ describe("the stack's read: tokens and lookups in one process", () => {
   });
 
   test("bad credentials fail the read with the account's message, as the inventory's did", async () => {
-    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
       cwd,
       env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: staging.url, GPUCLOUD_USERNAME: STAGING.username, GPUCLOUD_PASSWORD: "wrong-pw-4711" },
       stdin: JSON.stringify(lookup("ok", "flavors", "s/fine", { gpu: "H100" })),
     });
     expect(ran.code).toBe(1);
-    expect(ran.stderr).toMatch(/gpucloud: error: token-inventory: .*(401|invalid username or password).* \(read for Flavors "s\/fine"\)/i);
+    expect(ran.stderr).toMatch(/gpucloud: error: stack-read: .*(401|invalid username or password).* \(read for Flavors "s\/fine"\)/i);
     expect(ran.stderr).not.toContain("wrong-pw-4711");
   });
 
   test("an account's error names every construct reading there, tokens included; another account's lookups alone are theirs", async () => {
-    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+    const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
       cwd,
       // The default account has no password; the PROD account is fine.
       env: { ...env(), GPUCLOUD_PASSWORD: "" },
@@ -172,7 +172,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
     staging.setFaults({ serverErrorRate: 1, errorsAsHttp200: true, paths: ["/api-tokens"] });
     try {
       // A short budget: the list is retried until it runs out.
-      const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "token-inventory"], {
+      const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
         cwd,
         env: { ...env(), GPUCLOUD_TIMEOUT_SECONDS: "2" },
         stdin: JSON.stringify({

@@ -14,7 +14,7 @@ import { apiDigest } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
 import { applyToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/token-commands";
-import { tokenInventory } from "../../src/runtime/token-inventory";
+import { stackRead } from "../../src/runtime/stack-read";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
 const KEY = "c8feedface";
@@ -243,7 +243,7 @@ describe("token provisioner commands", () => {
       "k2.previous.0": "inv-kept",
       "k3.name": "inv-gone",
     };
-    const result = await tokenInventory(ctx, query);
+    const result = await stackRead(ctx, query);
     expect(result).toMatchObject({
       "k1.id": kept.id,
       "k1.token": kept.token,
@@ -262,7 +262,7 @@ describe("token provisioner commands", () => {
     expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
     // After the writes (or in a refresh-only plan, where this read runs at plan time) a missing token
     // is reported with empty attributes, not an error: a refresh-only plan must show the drift.
-    const after = await tokenInventory(ctx, { ...query, after_write: "true" });
+    const after = await stackRead(ctx, { ...query, after_write: "true" });
     expect(after).toMatchObject({ "k3.id": "", "k3.created_at": "", "k3.in_sync": "false" });
   });
 
@@ -459,7 +459,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       out: createOutput(() => undefined, new Redactor([])),
       env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
     };
-    const { warnings } = await tokenInventory(ctx, { "k1.name": "FOLD-AMB" });
+    const { warnings } = await stackRead(ctx, { "k1.name": "FOLD-AMB" });
     // Oldest first; tokens created in the same second (the emulator counts seconds) in the order of their ids.
     const [first, second] = [a, b].sort((x, y) => x.created_at - y.created_at || (x.id < y.id ? -1 : 1));
     expect(warnings).toContain(`ids ${first.id}, ${second.id}`);

@@ -7,7 +7,7 @@ import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { tokenInventory } from "../../src/runtime/token-inventory";
+import { stackRead } from "../../src/runtime/stack-read";
 import { tokenValues } from "../../src/runtime/token-value";
 import { keepStderr, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
@@ -40,7 +40,7 @@ describe("valueInState: false and token-value", () => {
   test("the inventory leaves the value out of a token with value_in_state=false, and only of that one", async () => {
     const kept = emulator.addToken({ name: "value-kept" });
     const hidden = emulator.addToken({ name: "value-hidden" });
-    const result = await tokenInventory(context([]), { "a.name": "value-kept", "b.name": "value-hidden", "b.value_in_state": "false" });
+    const result = await stackRead(context([]), { "a.name": "value-kept", "b.name": "value-hidden", "b.value_in_state": "false" });
     expect(result["a.token"]).toBe(kept.token);
     expect(result["b.token"]).toBe("");
     expect(result["b.id"]).toBe(hidden.id);

@@ -23,7 +23,7 @@ export function onlyLookup(json: any): SynthesizedLookup {
   expect(all).toHaveLength(1);
   const read = all[0];
   const command = read.program[2];
-  if (command !== "token-inventory") return { program: read.program, kind: command, query: read.query, shared: false };
+  if (command !== "stack-read") return { program: read.program, kind: command, query: read.query, shared: false };
   const query: Record<string, string> = {};
   let kind = "";
   let path: string | undefined;

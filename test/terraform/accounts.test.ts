@@ -126,7 +126,7 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     const stderr = plan.stderr.replace(/[\s│]+/g, " ");
     const error = /gpucloud: error: (.*?) State:/.exec(stderr)?.[1];
     expect(error).toBe(
-      "token-inventory: no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD " +
+      "stack-read: no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD " +
         "(plain text) or GPUCLOUD_PROD_PASSWORD_MD5 (its md5 hex), in the environment of the process that runs terraform " +
         // The constructs that read through that account, and only those: the data source's error names none.
         '(read for ApiToken "two-accounts/prod-ci", ApiToken "two-accounts/prod-deploy")',

@@ -86,7 +86,7 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
     emulator.resetStats();
     const plan = await tf.plan({ detailedExitCode: true });
     expect(plan.exitCode).toBe(0);
-    expect(processes()).toEqual(["token-inventory"]);
+    expect(processes()).toEqual(["stack-read"]);
     const stats = emulator.stats();
     expect(stats.logins).toBe(1);
     expect(stats.byRoute["GET /api-tokens"]).toBe(1);
@@ -109,7 +109,7 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
     expect(outputs.pick_id.after).toBe("no1-h100x1");
     expect(known(outputs.a100_count)).toBe(true);
     // The tokens' read is deferred to apply; the lookups' read ran, once for the three.
-    expect(processes()).toEqual(["token-inventory"]);
+    expect(processes()).toEqual(["stack-read"]);
     await tf.apply({ check: true, planFile: plan.planFile });
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });

@@ -3,7 +3,7 @@
 // with nothing but node:http, node:crypto and JSON. No validation, no retries, no redaction:
 // it is a yardstick for the one-process-per-read model, not something to ship.
 //
-//   node minimal-http-script.cjs token-inventory (stdin {"<key>.name": ...}) login + GET /api-tokens
+//   node minimal-http-script.cjs stack-read (stdin {"<key>.name": ...}) login + GET /api-tokens
 //   node minimal-http-script.cjs flavors      (stdin {"region_id": ...})  login + GET /flavors
 //
 // Reads GPUCLOUD_BASE_URL, GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD like the real script.
@@ -48,7 +48,7 @@ async function main() {
   const auth = { authorization: `Bearer ${login.data.access_token}`, "refresh-token": login.data.refresh_token };
 
   let result;
-  if (command === "token-inventory") {
+  if (command === "stack-read") {
     const list = await call("GET", `${base}/api-tokens?limit=100&offset=0`, auth);
     result = {};
     for (const [field, name] of Object.entries(query)) {

@@ -104,7 +104,7 @@ function rawElements(stack: TerraformStack, n: number): void {
   new ExternalProvider(stack, "external");
   const query: Record<string, string> = {};
   for (let i = 0; i < n; i++) query[`k${i}.name`] = `raw-${i}`;
-  const inventory = new DataExternal(stack, "inventory", { program: ["node", "./script.js", "token-inventory"], query });
+  const inventory = new DataExternal(stack, "inventory", { program: ["node", "./script.js", "stack-read"], query });
   const syncs: Resource[] = [];
   for (let i = 0; i < n; i++) {
     const inSync = `\${${inventory.fqn}.result["k${i}.in_sync"] == "true"}`;
@@ -130,7 +130,7 @@ function rawElements(stack: TerraformStack, n: number): void {
       }),
     );
   }
-  new DataExternal(stack, "after-write", { program: ["node", "./script.js", "token-inventory"], query, dependsOn: syncs });
+  new DataExternal(stack, "after-write", { program: ["node", "./script.js", "stack-read"], query, dependsOn: syncs });
 }
 
 function synthTime(n: number, build: (stack: TerraformStack, n: number) => void): number {

@@ -8,7 +8,7 @@
  * is made of, from the esbuild metafile when the build left one), median and p90 wall time,
  * their ratio, mean CPU time and peak RSS (both from GNU time; "n/a" without /usr/bin/time).
  *
- *   node build/tools/script-cost.js [--runs N] [--command token-inventory|flavors] [--also OTHER-BUILD.js ...] [--node PATH]
+ *   node build/tools/script-cost.js [--runs N] [--command stack-read|flavors] [--also OTHER-BUILD.js ...] [--node PATH]
  *
  * `--node` runs both programs with another node binary (say, Node 24 from
  * `npm install --prefix /tmp/node24 node@24`: /tmp/node24/node_modules/node/bin/node).
@@ -16,7 +16,7 @@
  * `--also` adds another build of the script (say, the bundle of an older commit) to the same
  * alternating session, so a before/after comparison sees the same machine.
  *
- * The commands are the two that a steady `terraform plan` runs: `token-inventory` (one per stack)
+ * The commands are the two that a steady `terraform plan` runs: `stack-read` (one per stack)
  * and `flavors` (one per lookup). The script runs twice over: "script" in a folder where Node's
  * compile cache is already (every run in a stack folder after the first), "script, first run" in
  * one it is removed from before each run (the first run after a synth into a fresh folder, which
@@ -63,12 +63,12 @@ interface Case {
   check(stdout: string): void;
 }
 
-const USAGE = "usage: script-cost [--runs N] [--command token-inventory|flavors] [--also OTHER-BUILD.js ...] [--node PATH]";
+const USAGE = "usage: script-cost [--runs N] [--command stack-read|flavors] [--also OTHER-BUILD.js ...] [--node PATH]";
 
 function parseArgs(argv: readonly string[]): { runs: number; commands: string[]; others: string[]; node: string } {
   let runs = 21;
   let node = process.execPath;
-  let commands = ["token-inventory", "flavors"];
+  let commands = ["stack-read", "flavors"];
   const others: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -89,13 +89,13 @@ function cases(emulator: RunningEmulator): Case[] {
   const region = defaultFlavors()[0]!.products[0]!.region_id;
   return [
     {
-      // One managed token, as the inventory of a stack with one ApiToken asks (src/constructs/token-inventory.ts).
-      command: "token-inventory",
+      // One managed token, as the inventory of a stack with one ApiToken asks (src/constructs/stack-read.ts).
+      command: "stack-read",
       query: { [`${INVENTORY_KEY}.name`]: TOKEN_NAME },
       check: (stdout) => {
         const result = JSON.parse(stdout);
         if (result[`${INVENTORY_KEY}.id`] !== tokenId || result[`${INVENTORY_KEY}.in_sync`] !== "true") {
-          throw new Error(`token-inventory did not find the token: ${stdout.slice(0, 200)}`);
+          throw new Error(`stack-read did not find the token: ${stdout.slice(0, 200)}`);
         }
       },
     },

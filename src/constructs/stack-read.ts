@@ -38,6 +38,10 @@ interface InventoryEntry {
   readonly valueInState: boolean;
 }
 
+/**
+ * The read's construct id: the prefix of its Terraform names (data sources, locals), kept from
+ * when it read tokens only, so that the names in users' configurations and states do not change.
+ */
 const INVENTORY_ID = "gpucloud-token-inventory";
 
 /** The terraform run's id (see TokenEnv.RUN): the same in every read and provisioner of one run. */
@@ -102,12 +106,12 @@ function accountOf(entry: InventoryEntry): { readonly key: string; readonly labe
  * name), so synthesis stays linear in the number of constructs and a steady plan runs one script
  * process, whatever their number.
  */
-export class TokenInventory extends Construct {
+export class StackRead extends Construct {
   /** The stack's inventory, created on first use. */
-  static of(scope: Construct): TokenInventory {
+  static of(scope: Construct): StackRead {
     const stack = TerraformStack.of(scope);
     const existing = stack.node.tryFindChild(INVENTORY_ID);
-    return existing instanceof TokenInventory ? existing : new TokenInventory(stack, INVENTORY_ID);
+    return existing instanceof StackRead ? existing : new StackRead(stack, INVENTORY_ID);
   }
 
   readonly data: DataExternal;
@@ -145,7 +149,7 @@ export class TokenInventory extends Construct {
   private constructor(scope: Construct, id: string) {
     super(scope, id);
     this.data = new DataExternal(this, "inventory", {
-      program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+      program: externalProgram(this, RuntimeCommand.STACK_READ),
       // The lookups join the read only while the tokens' query is literal (see addLookup).
       query: Lazy.anyValue({
         produce: () => ({ ...this.query, ...this.runFields(), ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
@@ -194,7 +198,7 @@ export class TokenInventory extends Construct {
       visit: (node) => {
         if (node !== this || own !== undefined || !this.queryHasComputedValues) return;
         own = new DataExternal(this, "lookups", {
-          program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+          program: externalProgram(this, RuntimeCommand.STACK_READ),
           query: { ...this.lookupQuery },
         });
       },
@@ -287,7 +291,7 @@ export class TokenInventory extends Construct {
       // Otherwise it has one only while some token of the group has no id yet (see plannedKnown).
       const whileIdUnknown = () => `\${alltrue([for k in ${JSON.stringify(slots)} : ${plannedKnown("k")}]) ? 0 : 1}`;
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
-        program: externalProgram(this, RuntimeCommand.TOKEN_INVENTORY),
+        program: externalProgram(this, RuntimeCommand.STACK_READ),
         query: Lazy.anyValue({ produce: () => ({ ...query }) }) as unknown as Record<string, string>,
         count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileIdUnknown()) })),
       });

@@ -204,7 +204,7 @@ function warningsFor(
  * construct's path, after every account was read: as the read's error when it serves no token,
  * else in the result (INVENTORY_LOOKUP_ERRORS). Every other error names the constructs it concerns.
  */
-export async function tokenInventory(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+export async function stackRead(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const run = query[INVENTORY_RUN] || undefined;
   const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
   // A read after the writes shares the login of the run's provisioners (see ./run-session.ts).
