@@ -6,6 +6,7 @@ import type { Session, SessionStore } from "../client/session";
 import { withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
 import { HANDOFF_DIR } from "./protocol";
+import { sha256Hex } from "./sha256";
 
 /**
  * One login per account for the scripts of one terraform apply (issue 24): every provisioner and
@@ -55,11 +56,7 @@ export function runSessionStore(cwd: string, run: string, account: string, opts:
   return {
     async share(login, { username, secret, now, deadline, rejected }) {
       const identity = `${account}\n${username}\n${run}`;
-      const file = path.join(
-        cwd,
-        HANDOFF_DIR,
-        `${SESSION_FILE_PREFIX}${crypto().createHash("sha256").update(identity).digest("hex").slice(0, 24)}.json`,
-      );
+      const file = path.join(cwd, HANDOFF_DIR, `${SESSION_FILE_PREFIX}${sha256Hex(identity).slice(0, 24)}.json`);
       const usable = (s: Session | undefined): s is Session => s !== undefined && now() < s.renewAt && s.accessToken !== rejected;
       const stored = unseal(file, secret, identity);
       if (usable(stored)) return { session: stored, reused: true };
