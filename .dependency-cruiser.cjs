@@ -3,25 +3,26 @@
 // the rule, the importing file and the imported one. Type-only imports count: a type drags its
 // module into the .d.ts that users compile.
 //
-//   constructs  synth time, knows cdktf; reaches the runtime only through runtime/protocol.ts
-//   runtime     the script Terraform runs; uses client and shared, never cdktf
+//   constructs  synth time, knows cdktf; reaches the script only through the protocol
+//   runtime     the script Terraform runs; uses client, shared and protocol, never cdktf
 //   shared      what the runtime script and the gpucloud CLI both run; no cdktf
-//   cli         the gpucloud CLI; client, shared and runtime/protocol.ts
-//   client      the API client: HTTP and zod, nothing of cdktf and nothing of the other layers
+//   cli         the gpucloud CLI; client, shared and protocol
+//   client      the API client: HTTP and zod; of the other layers only the protocol's name rule
+//   protocol    the contract of constructs, script and CLI: imports nothing outside itself
 //   emulator    the in-memory API: Node built-ins only
 /** npm packages of the synth-time world; none of them may reach the script, the CLI or the client. */
 const CDK_PACKAGES = "(^|/)node_modules/(cdktf|cdktn|constructs|@cdktf/[^/]+)/";
-const PROTOCOL = "^src/runtime/protocol\\.ts$";
+const PROTOCOL = "^src/protocol/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
-      name: "constructs-only-protocol-of-runtime",
-      comment: "Constructs reach the runtime only through runtime/protocol.ts, the contract; the rest of the runtime ships only as the bundle.",
+      name: "constructs-not-runtime",
+      comment: "Constructs reach the script only through the protocol (src/protocol); the runtime ships only as the bundle.",
       severity: "error",
       from: { path: "^src/constructs/" },
-      to: { path: "^src/runtime/", pathNot: PROTOCOL },
+      to: { path: "^src/runtime/" },
     },
     {
       name: "constructs-no-client-shared-cli-emulator",
@@ -39,14 +40,16 @@ module.exports = {
     },
     {
       name: "client-no-other-layer",
-      comment: "The client is the bottom layer: it imports nothing of the runtime, the constructs, shared, the CLI or the emulator.",
+      comment:
+        "The client is the bottom layer: it imports nothing of the runtime, the constructs, shared, the CLI or the emulator, and of the protocol only the token-name rule that the constructs share.",
       severity: "error",
       from: { path: "^src/client/" },
-      to: { path: "^src/", pathNot: "^src/client/" },
+      to: { path: "^src/", pathNot: "^src/client/|^src/protocol/token-name\\.ts$" },
     },
     {
       name: "emulator-node-built-ins-only",
-      comment: "The emulator stands for the real API: it shares no code with the client (a shared bug would hide itself) and needs no npm package.",
+      comment:
+        "The emulator stands for the real API: it shares no code with the client (a shared bug would hide itself) and needs no npm package.",
       severity: "error",
       from: { path: "^src/emulator/" },
       to: { pathNot: "^src/emulator/", dependencyTypesNot: ["core"] },
@@ -66,11 +69,11 @@ module.exports = {
       to: { path: "^src/(constructs|cli|emulator|cdktn-bindings)/|^src/index\\.ts$" },
     },
     {
-      name: "shared-and-cli-only-protocol-of-runtime",
-      comment: "Code the CLI runs reaches the runtime only through runtime/protocol.ts (what the script and the CLI share lives in src/shared).",
+      name: "shared-and-cli-not-runtime",
+      comment: "Code the CLI runs reaches the script only through the protocol (what the script and the CLI share lives in src/shared).",
       severity: "error",
       from: { path: "^src/(shared|cli)/" },
-      to: { path: "^src/runtime/", pathNot: PROTOCOL },
+      to: { path: "^src/runtime/" },
     },
     {
       name: "shared-no-constructs-cli-emulator",
@@ -88,10 +91,10 @@ module.exports = {
     },
     {
       name: "protocol-imports-nothing",
-      comment: "runtime/protocol.ts is loaded at synth time and in the script: whatever it imported would land in both.",
+      comment: "The protocol is loaded at synth time, in the script and in the CLI: whatever it imported would land in all three.",
       severity: "error",
       from: { path: PROTOCOL },
-      to: {},
+      to: { pathNot: PROTOCOL },
     },
     {
       name: "src-not-repo-tooling",

@@ -11,7 +11,7 @@ import { withClient, type RuntimeContext } from "../shared/context";
 import { fetchCatalog } from "../shared/flavor-catalog";
 import { normalizeFlavor } from "../shared/flavor-query";
 import { createOutput, Redactor } from "../shared/output";
-import { CredentialEnv, DEFAULT_ENV_PREFIX } from "../runtime/protocol";
+import { CredentialEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { flavorTable } from "./flavor-table";
 
 const HELP = `Usage: gpucloud flavors [options]

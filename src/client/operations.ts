@@ -7,9 +7,9 @@ import type { ListTokensParams } from "./pagination";
 import { decodeFlavors, decodeToken, decodeTokenList } from "./schemas";
 import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
 import type { HttpCall } from "./transport";
+import { foldTokenName, MAX_TOKEN_NAME_LENGTH } from "../protocol/token-name";
 
-/** Maximum length of a token name (spec §8), in Unicode code points. */
-export const MAX_TOKEN_NAME_LENGTH = 50;
+export { foldTokenName, MAX_TOKEN_NAME_LENGTH };
 
 const LIST_FLAVORS = "list flavors (GET /flavors)";
 export const LIST_TOKENS = "list API tokens (GET /api-tokens)";
@@ -80,13 +80,4 @@ export function newestNamed(tokens: readonly ApiToken[], name: string): ApiToken
     if (foldTokenName(token.name) === folded && (newest === undefined || token.created_at >= newest.created_at)) newest = token;
   }
   return newest;
-}
-
-/**
- * A token name as a server might store it: without surrounding white space, lower-cased. The
- * spec does not say whether names are stored as given; two names with the same folded form are
- * treated as one name whenever a create is decided.
- */
-export function foldTokenName(name: string): string {
-  return name.trim().toLowerCase();
 }

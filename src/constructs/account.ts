@@ -1,5 +1,5 @@
 import { Construct } from "constructs";
-import { DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, RESERVED_ENV_PREFIXES, accountEnv } from "../runtime/protocol";
+import { DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, RESERVED_ENV_PREFIXES, accountEnv } from "../protocol";
 import { checkBaseUrl, isKnown, propError } from "./validation";
 
 export interface GpuCloudAccountProps {

@@ -1,7 +1,7 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, TerraformStack, Token, ref, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { IN_SYNC, InventoryResultField, PLANNED_ID_ENV, RuntimeCommand, TokenEnv, TokenTrigger } from "../runtime/protocol";
+import { IN_SYNC, InventoryResultField, PLANNED_ID_ENV, RuntimeCommand, TokenEnv, TokenTrigger } from "../protocol";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";

@@ -1,6 +1,6 @@
 import { Fn, Token, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { flavorChoicePrefix, LookupKind } from "../runtime/protocol";
+import { flavorChoicePrefix, LookupKind } from "../protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery } from "./flavor-query";

@@ -1,5 +1,5 @@
 import { Fn, Token, type IResolvable } from "cdktf";
-import type { FlavorFilterQuery } from "../runtime/protocol";
+import type { FlavorFilterQuery } from "../protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown } from "./validation";

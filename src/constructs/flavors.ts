@@ -1,6 +1,6 @@
 import { Fn, Op, Token, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { LookupKind } from "../runtime/protocol";
+import { LookupKind } from "../protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { checkBoolean, validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery, scalarText } from "./flavor-query";

@@ -1,7 +1,7 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { TerraformStack, Token, ref } from "cdktf";
 import type { Construct } from "constructs";
-import { inventoryKey, type LookupKindName } from "../runtime/protocol";
+import { inventoryKey, type LookupKindName } from "../protocol";
 import { externalProgram } from "./runtime-script";
 import { StackRead } from "./stack-read";
 import { isKnown } from "./validation";

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { AssetType, TerraformAsset, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
-import type { RuntimeCommandName } from "../runtime/protocol";
+import type { RuntimeCommandName } from "../protocol";
 
 /**
  * The folder of the bundled script (lib/assets: the launcher gpucloud-tf.js, the script proper

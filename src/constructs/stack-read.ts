@@ -3,6 +3,7 @@ import { Aspects, Lazy, TerraformLocal, TerraformStack, Token, type TerraformRes
 import { Construct } from "constructs";
 import {
   DEFAULT_ENV_PREFIX,
+  foldTokenName,
   INVENTORY_AFTER_WRITE,
   INVENTORY_LOOKUP_ERRORS,
   INVENTORY_RETIRE_HANDOFFS,
@@ -14,29 +15,15 @@ import {
   InventoryResultField,
   RuntimeCommand,
   type LookupKindName,
+  type StackReadToken,
   TokenValueField,
   inventoryKey,
-} from "../runtime/protocol";
+} from "../protocol";
 import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
 import { isKnown, propError } from "./validation";
-
-/** What one ApiToken tells the stack's inventory. */
-interface InventoryEntry {
-  /** The construct's address: the key of its fields in the query and the result. */
-  readonly key: string;
-  readonly name: string;
-  /** Undefined when the description is not managed. */
-  readonly description?: string;
-  readonly previousNames: readonly string[];
-  readonly baseUrl?: string;
-  /** The account's variable prefix; undefined for the default account. */
-  readonly envPrefix?: string;
-  /** False: the inventory never returns the token's value. */
-  readonly valueInState: boolean;
-}
 
 /**
  * The read's construct id: the prefix of its Terraform names (data sources, locals), kept from
@@ -75,11 +62,6 @@ interface Claim {
   readonly value: string;
 }
 
-/** A name as the scripts compare names (see foldTokenName in the client). */
-function foldName(name: string): string {
-  return name.trim().toLowerCase();
-}
-
 /**
  * The literal names and previous names of every ApiToken of an app (keyed by the app's root
  * construct), per account: two stacks of one app that name one token on one account would both
@@ -88,7 +70,7 @@ function foldName(name: string): string {
 const appClaims = new WeakMap<object, Map<string, Claim>>();
 
 /** The account a claim is on: its prefix and its literal base URL ("" = the prefix's BASE_URL variable). */
-function accountOf(entry: InventoryEntry): { readonly key: string; readonly label: string } {
+function accountOf(entry: StackReadToken): { readonly key: string; readonly label: string } {
   const prefix = entry.envPrefix ?? DEFAULT_ENV_PREFIX;
   const baseUrl = entry.baseUrl?.trim() ?? "";
   return {
@@ -320,7 +302,7 @@ export class StackRead extends Construct {
   }
 
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
-  register(owner: Construct, entry: InventoryEntry): void {
+  register(owner: Construct, entry: StackReadToken): void {
     const kind = "ApiToken";
     if (!this.warningsCheckAdded) {
       this.warningsCheckAdded = true;
@@ -331,7 +313,7 @@ export class StackRead extends Construct {
     if (!claims) appClaims.set(root, (claims = new Map()));
     const account = accountOf(entry);
     // By the folded name: the scripts match names after trimming and case-folding too.
-    const claimKey = (value: string): string => `${account.key}\n${foldName(value)}`;
+    const claimKey = (value: string): string => `${account.key}\n${foldTokenName(value)}`;
     const unclaimed = (value: string, what: string): void => {
       const other = claims.get(claimKey(value));
       if (other) {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { writePrivateFile } from "./private-file";
-import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
+import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**

@@ -4,7 +4,7 @@
  *
  *   node gpucloud-tf.js <command>
  *
- * See ./protocol.ts for the commands and how Terraform calls each of them.
+ * See src/protocol (commands.ts) for the commands and how Terraform calls each of them.
  */
 import { runBudgetMsOrDefault, secretValues } from "../shared/config";
 import type { RuntimeContext } from "../shared/context";
@@ -14,7 +14,7 @@ import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
 import { accountDigest } from "./handoff";
 import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
-import { FORMER_STACK_READ_COMMAND, RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "./protocol";
+import { FORMER_STACK_READ_COMMAND, RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "../protocol";
 import { runSessionStore } from "./run-session";
 import { applyToken, errorMessage, releaseToken } from "./token-commands";
 import { stackRead } from "./stack-read";

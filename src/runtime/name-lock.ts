@@ -1,10 +1,10 @@
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync, type Stats } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { foldTokenName } from "../client/operations";
+import { foldTokenName } from "../protocol";
 import { runBudgetMsOrDefault } from "../shared/config";
 import { accountDigest } from "./handoff";
-import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
+import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**

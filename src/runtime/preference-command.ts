@@ -5,7 +5,7 @@ import { withClient, type RuntimeContext } from "../shared/context";
 import { fetchCatalog } from "../shared/flavor-catalog";
 import { filterFromQuery, normalizeFlavor, parseCount } from "../shared/flavor-query";
 import type { Output } from "../shared/output";
-import { flavorChoicePrefix, type FlavorPreferenceQuery, type FlavorPreferenceResult } from "./protocol";
+import { flavorChoicePrefix, type FlavorPreferenceQuery, type FlavorPreferenceResult } from "../protocol";
 
 /**
  * Plan-time choice among ordered filters (a FlavorPreference whose query holds an expression):

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { HANDOFF_DIR } from "./protocol";
+import { HANDOFF_DIR } from "../protocol";
 import { SESSION_FILE_PREFIX } from "./run-session";
 import { WALK_FILE_PREFIX } from "./run-walk";
 

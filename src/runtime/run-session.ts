@@ -5,7 +5,7 @@ import { GpuCloudError } from "../client/errors";
 import type { Session, SessionStore } from "../client/session";
 import { withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
-import { HANDOFF_DIR } from "./protocol";
+import { HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**

@@ -5,7 +5,7 @@ import { GpuCloudError } from "../client/errors";
 import type { RuntimeContext } from "../shared/context";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
-import { HANDOFF_DIR } from "./protocol";
+import { HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 import { allTokens, type TokenView } from "./token-names";
 

@@ -6,7 +6,7 @@ import { filterFromQuery } from "../shared/flavor-query";
 import type { Output } from "../shared/output";
 import { answerFlavors } from "./flavor-command";
 import { answerPreference, choicesFromQuery } from "./preference-command";
-import { InventoryQueryField, LookupKind, inventoryKey, type LookupKindName } from "./protocol";
+import { InventoryQueryField, LookupKind, inventoryKey, type LookupKindName } from "../protocol";
 
 /** A Flavors or FlavorPreference that the stack's read answers (see InventoryQueryField.LOOKUP). */
 export interface StackLookup {

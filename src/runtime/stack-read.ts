@@ -16,7 +16,8 @@ import {
   InventoryResultField,
   RetireHandoffs,
   inventoryKey,
-} from "./protocol";
+  type StackReadToken,
+} from "../protocol";
 import {
   allTokens,
   duplicatesWarning,
@@ -29,23 +30,12 @@ import {
   type TokenView,
 } from "./token-names";
 
-/** One managed token as the stack's inventory query describes it. */
-export interface ManagedToken {
+/** One managed token as the stack's query describes it, with where it sits in the query. */
+export interface ManagedToken extends StackReadToken {
   /** Where its fields are in the query and the result (see inventoryKey). */
   readonly slot: string;
-  /** The construct's address: the key of its hand-offs and applied records. */
-  readonly key: string;
-  readonly name: string;
-  /** Undefined when the description is not managed. */
-  readonly description?: string;
-  readonly previousNames: readonly string[];
-  readonly baseUrl?: string;
-  /** The account's variable prefix; undefined for the default account. */
-  readonly envPrefix?: string;
   /** The construct's path, for messages ("" when the query does not give it). */
   readonly path: string;
-  /** False: the token's value never leaves this process (its `token` field is ""). */
-  readonly valueInState: boolean;
 }
 
 /** The stack's query split into its managed tokens and its lookups. */

@@ -15,7 +15,7 @@ import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
 import { newestSince, recordRunWrite, runTokens } from "./run-walk";
 import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, PLANNED_ID_ENV, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "./protocol";
+import { DEFAULT_ENV_PREFIX, PLANNED_ID_ENV, TOKEN_ENV_FROM_TRIGGER, TokenEnv, accountEnv } from "../protocol";
 import {
   allTokens,
   duplicatesWarning,

@@ -1,7 +1,7 @@
 import { ConfigError } from "../shared/config";
 import type { RuntimeContext } from "../shared/context";
-import { foldTokenName } from "../client/operations";
-import { DEFAULT_ENV_PREFIX, RosterEnv, type RosterEntry, type RosterNow } from "./protocol";
+import { foldTokenName } from "../protocol";
+import { DEFAULT_ENV_PREFIX, RosterEnv, type RosterEntry, type RosterNow } from "../protocol";
 
 function parseJson(env: NodeJS.ProcessEnv, variable: string): unknown {
   const text = env[variable];

@@ -1,6 +1,6 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { TokenValueField } from "./protocol";
+import { TokenValueField } from "../protocol";
 import { allTokens, groupByAccount } from "./token-names";
 
 /** One wanted token of the `token-value` query. */

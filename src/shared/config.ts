@@ -7,7 +7,7 @@ import {
   SECRET_ENV_NAME_PATTERN,
   SECRET_ENV_NAMES,
   accountEnv,
-} from "../runtime/protocol";
+} from "../protocol";
 
 /** Raised for a configuration the script cannot work with; the message says what to set. */
 export class ConfigError extends Error {

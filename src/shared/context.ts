@@ -1,7 +1,7 @@
 import { ApiClient } from "../client/client";
 import { openNodeHttpSender } from "../client/node-http-sender";
 import type { SessionStore } from "../client/session";
-import { DEFAULT_ENV_PREFIX } from "../runtime/protocol";
+import { DEFAULT_ENV_PREFIX } from "../protocol";
 import { loadConfig } from "./config";
 import type { Output } from "./output";
 

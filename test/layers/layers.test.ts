@@ -41,26 +41,32 @@ describe("each rule fires on an import that breaks it", () => {
   // One fixture tree, one cruise (about 2 s): each file below breaks one rule, except the ones
   // named ok-*, which use the door the rules leave open.
   const files: Record<string, string> = {
-    "src/runtime/protocol.ts": "export const P = 1;\n",
+    "src/protocol/index.ts": 'export * from "./token-name";\nexport const P = 1;\n',
+    "src/protocol/token-name.ts": "export const F = 1;\n",
     "src/runtime/main.ts": "export const M = 1;\n",
     "src/client/index.ts": "export const C = 1;\n",
-    "src/shared/config.ts": 'import { P } from "../runtime/protocol";\nexport const S = P;\n',
-    "src/constructs/ok-protocol.ts": 'import { P } from "../runtime/protocol";\nimport { App } from "cdktf";\nexport const x = [P, App];\n',
+    "src/shared/config.ts": 'import { P } from "../protocol";\nexport const S = P;\n',
+    "src/constructs/ok-protocol.ts": 'import { P } from "../protocol";\nimport { App } from "cdktf";\nexport const x = [P, App];\n',
     "src/constructs/bad-runtime.ts": 'import { M } from "../runtime/main";\nexport const x = M;\n',
     "src/constructs/bad-client.ts": 'import { C } from "../client";\nexport const x = C;\n',
     "src/client/bad-cdktf.ts": 'import { App } from "cdktf";\nexport const x = App;\n',
     "src/client/bad-constructs-type.ts": 'import type { Construct } from "constructs";\nexport type X = Construct;\n',
-    "src/client/bad-runtime.ts": 'import { P } from "../runtime/protocol";\nexport const x = P;\n',
+    "src/client/bad-runtime.ts": 'import { M } from "../runtime/main";\nexport const x = M;\n',
+    "src/client/bad-protocol.ts": 'import { P } from "../protocol";\nexport const x = P;\n',
+    "src/client/ok-token-name.ts": 'import { F } from "../protocol/token-name";\nexport const x = F;\n',
+    "src/runtime/ok-protocol.ts": 'import { P } from "../protocol";\nexport const x = P;\n',
     "src/emulator/ok-node.ts": 'import { createServer } from "node:http";\nexport const x = createServer;\n',
     "src/emulator/bad-client.ts": 'import { C } from "../client";\nexport const x = C;\n',
     "src/emulator/bad-npm.ts": 'import { z } from "zod";\nexport const x = z;\n',
     "src/runtime/bad-cdktf.ts": 'import { Fn } from "cdktf";\nexport const x = Fn;\n',
     "src/runtime/bad-constructs.ts": 'import { x as y } from "../constructs/ok-protocol";\nexport const x = y;\n',
     "src/cli/ok.ts":
-      'import { S } from "../shared/config";\nimport { P } from "../runtime/protocol";\nimport { C } from "../client";\nexport const x = [S, P, C];\n',
+      'import { S } from "../shared/config";\nimport { P } from "../protocol";\nimport { C } from "../client";\nexport const x = [S, P, C];\n',
     "src/cli/bad-runtime.ts": 'import { M } from "../runtime/main";\nexport const x = M;\n',
     "src/shared/bad-runtime.ts": 'import { M } from "../runtime/main";\nexport const x = M;\n',
     "src/runtime/bad-protocol-import.ts": "export {};\n",
+    "src/protocol/bad-import.ts": 'import {} from "../runtime/bad-protocol-import";\nexport {};\n',
+    "src/protocol/bad-node.ts": 'import { readFileSync } from "node:fs";\nexport const x = readFileSync;\n',
     "src/cycle/a.ts": 'import { b } from "./b";\nexport const a = () => b;\n',
     "src/cycle/b.ts": 'import { a } from "./a";\nexport const b = () => a;\n',
     "src/cycle/ok-type-a.ts": 'import type { B } from "./ok-type-b";\nexport interface A { b?: B }\n',
@@ -70,18 +76,20 @@ describe("each rule fires on an import that breaks it", () => {
     "tools/helper.ts": "export const T = 1;\n",
   };
   const expected: [string, string][] = [
-    ["src/constructs/bad-runtime.ts", "constructs-only-protocol-of-runtime"],
+    ["src/constructs/bad-runtime.ts", "constructs-not-runtime"],
     ["src/constructs/bad-client.ts", "constructs-no-client-shared-cli-emulator"],
     ["src/client/bad-cdktf.ts", "client-nothing-of-cdk"],
     ["src/client/bad-constructs-type.ts", "client-nothing-of-cdk"],
     ["src/client/bad-runtime.ts", "client-no-other-layer"],
+    ["src/client/bad-protocol.ts", "client-no-other-layer"],
     ["src/emulator/bad-client.ts", "emulator-node-built-ins-only"],
     ["src/emulator/bad-npm.ts", "emulator-node-built-ins-only"],
     ["src/runtime/bad-cdktf.ts", "runtime-shared-cli-no-cdk"],
     ["src/runtime/bad-constructs.ts", "runtime-no-constructs-cli-emulator"],
-    ["src/cli/bad-runtime.ts", "shared-and-cli-only-protocol-of-runtime"],
-    ["src/shared/bad-runtime.ts", "shared-and-cli-only-protocol-of-runtime"],
-    ["src/runtime/protocol.ts", "protocol-imports-nothing"],
+    ["src/cli/bad-runtime.ts", "shared-and-cli-not-runtime"],
+    ["src/shared/bad-runtime.ts", "shared-and-cli-not-runtime"],
+    ["src/protocol/bad-import.ts", "protocol-imports-nothing"],
+    ["src/protocol/bad-node.ts", "protocol-imports-nothing"],
     ["src/cycle/a.ts", "src-no-import-cycles"],
     ["src/bad-tools.ts", "src-not-repo-tooling"],
     ["src/bad-unresolved.ts", "src-resolvable"],
@@ -89,9 +97,6 @@ describe("each rule fires on an import that breaks it", () => {
 
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), "layers-"));
-    // protocol.ts importing something breaks its rule; the fixture's own protocol.ts must stay
-    // importable by the ok-* files, so it imports a module that imports nothing.
-    files["src/runtime/protocol.ts"] = 'import {} from "./bad-protocol-import";\nexport const P = 1;\n';
     for (const [rel, text] of Object.entries(files)) {
       mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
       writeFileSync(path.join(dir, rel), text);
@@ -108,7 +113,7 @@ describe("each rule fires on an import that breaks it", () => {
   test("the lint run fails, naming the rule and both files", () => {
     const res = lint(dir);
     expect(res.status).not.toBe(0);
-    expect(res.output).toMatch(/constructs-only-protocol-of-runtime: src\/constructs\/bad-runtime\.ts → src\/runtime\/main\.ts/);
+    expect(res.output).toMatch(/constructs-not-runtime: src\/constructs\/bad-runtime\.ts → src\/runtime\/main\.ts/);
   });
 
   test.each(expected)("%s breaks %s", (from, rule) => {

@@ -1,0 +1,56 @@
+/** Environment variables read from the Terraform process (never written into configuration). */
+export const CredentialEnv = {
+  BASE_URL: "GPUCLOUD_BASE_URL",
+  USERNAME: "GPUCLOUD_USERNAME",
+  PASSWORD: "GPUCLOUD_PASSWORD",
+  PASSWORD_MD5: "GPUCLOUD_PASSWORD_MD5",
+  API_TOKEN: "GPUCLOUD_API_TOKEN",
+  /** Overall time budget of one script run in seconds, retries included. */
+  TIMEOUT_SECONDS: "GPUCLOUD_TIMEOUT_SECONDS",
+} as const;
+
+/**
+ * The prefix of the default account's variables (GPUCLOUD_BASE_URL, GPUCLOUD_API_TOKEN, ...). A
+ * `GpuCloudAccount` names another prefix, e.g. `GPUCLOUD_PROD_`; its scripts then read
+ * `GPUCLOUD_PROD_BASE_URL`, `GPUCLOUD_PROD_API_TOKEN` and so on. The prefix is not a secret.
+ */
+export const DEFAULT_ENV_PREFIX = "GPUCLOUD_";
+
+/**
+ * What an account's prefix may be: upper-case letters, digits and `_`, starting with a letter
+ * or `_` (a shell variable name), ending in `_`. Checked at synth time and again by the script.
+ */
+export const ENV_PREFIX_PATTERN = /^[A-Z_][A-Z0-9_]*_$/;
+
+/**
+ * Prefixes an account may not use: the provisioners' own inputs are `GPUCLOUD_TOKEN_*`, so an
+ * account prefixed so would read the construct's baseUrl as its address (GPUCLOUD_TOKEN_BASE_URL).
+ */
+export const RESERVED_ENV_PREFIXES: readonly string[] = ["GPUCLOUD_TOKEN_"];
+
+/** The credential variables of the account with the prefix `envPrefix`. */
+export function accountEnv(envPrefix: string): {
+  readonly BASE_URL: string;
+  readonly USERNAME: string;
+  readonly PASSWORD: string;
+  readonly PASSWORD_MD5: string;
+  readonly API_TOKEN: string;
+} {
+  return {
+    BASE_URL: `${envPrefix}BASE_URL`,
+    USERNAME: `${envPrefix}USERNAME`,
+    PASSWORD: `${envPrefix}PASSWORD`,
+    PASSWORD_MD5: `${envPrefix}PASSWORD_MD5`,
+    API_TOKEN: `${envPrefix}API_TOKEN`,
+  };
+}
+
+/**
+ * The names of every account's secret variables, whichever accounts a run uses: a name made of
+ * a possible prefix and PASSWORD, PASSWORD_MD5 or API_TOKEN. (Hiding a value of some other tool's
+ * `..._PASSWORD` as well costs nothing.)
+ */
+export const SECRET_ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*_(?:PASSWORD|PASSWORD_MD5|API_TOKEN)$/;
+
+/** Names of secret variables, so that every output path can redact their values. */
+export const SECRET_ENV_NAMES: readonly string[] = [CredentialEnv.PASSWORD, CredentialEnv.PASSWORD_MD5, CredentialEnv.API_TOKEN];

@@ -1,0 +1,144 @@
+import { RuntimeCommand } from "./commands";
+
+/**
+ * The `stack-read` query and result are flat maps (the external protocol allows nothing
+ * else), keyed `<slot>.<field>`. The slot is short and has no dots: the construct numbers its
+ * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
+ * hand-offs and records) as the query field {@link InventoryQueryField.KEY}; without that field
+ * the slot is the key. Short slots matter: Terraform keeps the result in the state and copies the
+ * root module's state for every output it plans, and at 400 tokens 42-character keys made up half
+ * of the result. Query fields: {@link InventoryQueryField}; result fields: {@link InventoryResultField}.
+ */
+export function inventoryKey(slot: string, field: string): string {
+  return `${slot}.${field}`;
+}
+
+/**
+ * A query key without a token key: present (value "true") only in the stack's read after the
+ * writes, where a managed token that cannot be found is an error rather than an observation.
+ */
+export const INVENTORY_AFTER_WRITE = "after_write";
+
+/** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
+export const INVENTORY_WORKSPACE = "workspace";
+
+/**
+ * A query key without a token key, in the stack's plan-time read only: `plantimestamp()`, the id of
+ * the terraform run (see {@link TokenEnv.RUN}). The read retires the hand-offs that earlier runs of
+ * its workspace left unclaimed (see {@link INVENTORY_RETIRE_HANDOFFS}).
+ */
+export const INVENTORY_RUN = "run";
+
+/**
+ * A query key without a token key, beside {@link INVENTORY_RUN}: which unclaimed hand-offs of the
+ * workspace the read retires. {@link RetireHandoffs.ALL} when the read surely runs before any
+ * provisioner of its run (its query is literal, so Terraform reads it while planning);
+ * {@link RetireHandoffs.OTHER_RUNS} when it may be deferred to the apply, after destroy halves of
+ * its own run wrote theirs.
+ */
+export const INVENTORY_RETIRE_HANDOFFS = "retire_handoffs";
+
+export const RetireHandoffs = {
+  ALL: "all",
+  OTHER_RUNS: "other_runs",
+} as const;
+
+/**
+ * A result key without a token key: what the user must see even when the read succeeds (several
+ * tokens carry a managed name; the token a name resolves to changed since the last apply), one
+ * line each, "" when nothing. The stack's `check` block turns it into a warning of plan and apply:
+ * Terraform shows an external program's stderr only when it fails.
+ */
+export const INVENTORY_WARNINGS = "warnings";
+
+/**
+ * A result key without a token key: the errors of the lookups the stack's read answers, one line
+ * each, present only when some failed while the read also serves tokens. The read then succeeds,
+ * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
+ * roster fails a full plan with them (a precondition). A read without tokens fails as before.
+ */
+export const INVENTORY_LOOKUP_ERRORS = "lookup_errors";
+
+/**
+ * One ApiToken in the stack's read: what the constructs write into the query (as
+ * {@link InventoryQueryField}s) and the script reads back from it.
+ */
+export interface StackReadToken {
+  /** The construct's address: the key of its hand-offs and applied records. */
+  readonly key: string;
+  readonly name: string;
+  /** Undefined when the description is not managed. */
+  readonly description?: string;
+  /** The names to rename from, in order of preference. */
+  readonly previousNames: readonly string[];
+  /** Non-secret override of the account's BASE_URL variable. */
+  readonly baseUrl?: string;
+  /** The account's variable prefix; undefined for the default account. */
+  readonly envPrefix?: string;
+  /** False: the read never returns the token's value (its `token` field is ""). */
+  readonly valueInState: boolean;
+}
+
+export const InventoryQueryField = {
+  /** The token's construct address; absent means the slot is the address. */
+  KEY: "key",
+  NAME: "name",
+  /** Present only when the construct manages the description. */
+  DESCRIPTION: "description",
+  /** Optional, non-secret override of GPUCLOUD_BASE_URL. */
+  BASE_URL: "base_url",
+  /** The account's variable prefix; absent for the default account ({@link DEFAULT_ENV_PREFIX}). */
+  ENV_PREFIX: "env_prefix",
+  /** `previous.0`, `previous.1`, ...: the names to rename from, in order of preference. */
+  PREVIOUS_PREFIX: "previous.",
+  /**
+   * "false" when the construct keeps the value out of the state (`valueInState: false`): the
+   * token's `token` result field is then always "". Absent means "true".
+   */
+  VALUE_IN_STATE: "value_in_state",
+  /**
+   * Present only for a Flavors or FlavorPreference answered by the stack's read (see
+   * {@link LookupKind}): the entry is then that lookup's query (the keys of {@link FlavorQuery} or
+   * {@link FlavorPreferenceQuery}), and the result carries, under the same key, the fields of
+   * {@link FlavorResult} or {@link FlavorPreferenceResult}.
+   */
+  LOOKUP: "lookup",
+  /** A lookup's or a token's construct path, for error messages. */
+  PATH: "path",
+} as const;
+
+/**
+ * The value of a lookup's {@link InventoryQueryField.LOOKUP} field: the command whose answer the
+ * stack's read gives for it (a lookup whose query holds an expression runs that command itself).
+ */
+export const LookupKind = {
+  FLAVORS: RuntimeCommand.FLAVORS,
+  FLAVOR_PREFERENCE: RuntimeCommand.FLAVOR_PREFERENCE,
+} as const;
+export type LookupKindName = (typeof LookupKind)[keyof typeof LookupKind];
+
+/** Per managed token; all strings; "" where there is no such token. */
+export const InventoryResultField = {
+  // The token's attributes (TokenAttributes).
+  ID: "id" satisfies keyof TokenAttributes,
+  NAME: "name" satisfies keyof TokenAttributes,
+  DESCRIPTION: "description" satisfies keyof TokenAttributes,
+  /** The token's value (the construct marks it sensitive). */
+  TOKEN: "token" satisfies keyof TokenAttributes,
+  CREATED_AT: "created_at" satisfies keyof TokenAttributes,
+  LAST_USED: "last_used" satisfies keyof TokenAttributes,
+  /** "true" when a token of that name exists and matches every managed field. */
+  IN_SYNC: "in_sync",
+  /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
+  REASON: "reason",
+} as const;
+
+/** A token's attributes, as the inventory reports them (all strings). */
+export interface TokenAttributes {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly token: string;
+  readonly created_at: string;
+  readonly last_used: string;
+}
