@@ -8,6 +8,7 @@ import {
   INVENTORY_LOOKUP_ERRORS,
   INVENTORY_RETIRE_HANDOFFS,
   INVENTORY_RUN,
+  INVENTORY_VALUE_SLOTS,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
   RetireHandoffs,
@@ -17,6 +18,7 @@ import {
   type LookupKindName,
   type StackReadToken,
   TokenValueField,
+  TOKEN_VALUE_RUN,
   inventoryKey,
 } from "../protocol";
 import { ephemeralLocalCommand } from "./ephemeral-command";
@@ -272,9 +274,11 @@ export class StackRead extends Construct {
       // resource's attribute): then every group's read after the writes has its one instance.
       // Otherwise it has one only while some token of the group has no id yet (see plannedKnown).
       const whileIdUnknown = () => `\${alltrue([for k in ${JSON.stringify(slots)} : ${plannedKnown("k")}]) ? 0 : 1}`;
+      // The slots whose attributes come from this read (see attributes below): only their values need listing.
+      const valueSlots = () => `\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${plannedKnown("k")})])}`;
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
         program: externalProgram(this, RuntimeCommand.STACK_READ),
-        query: Lazy.anyValue({ produce: () => ({ ...query }) }) as unknown as Record<string, string>,
+        query: Lazy.anyValue({ produce: () => ({ ...query, [INVENTORY_VALUE_SLOTS]: valueSlots() }) }) as unknown as Record<string, string>,
         count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileIdUnknown()) })),
       });
       // Filled as tokens are added; cdktf reads it when it synthesizes.
@@ -385,7 +389,10 @@ export class StackRead extends Construct {
       command: "node",
       arguments: [`./${runtimeScriptPath(this)}`, RuntimeCommand.TOKEN_VALUE],
       // Filled as tokens ask; cdktf reads it when it synthesizes.
-      stdin: Lazy.stringValue({ produce: () => `\${jsonencode({${this.valueQuery.join(", ")}})}` }),
+      // The run's id lets it share the login of the run's other scripts.
+      stdin: Lazy.stringValue({
+        produce: () => `\${jsonencode({${[...this.valueQuery, `"${TOKEN_VALUE_RUN}" = plantimestamp()`].join(", ")}})}`,
+      }),
     });
     return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;
   }

@@ -13,8 +13,8 @@ export const RuntimeCommand = {
   STACK_READ: "stack-read",
   /**
    * `ephemeral "local_command"` (hashicorp/local >= 2.7), one per stack, at plan and at apply:
-   * the values of the tokens whose `ephemeralToken` is used, by id, from one login and one list
-   * walk per base URL (query on stdin and result on stdout as for `stack-read`, see
+   * the values of the tokens whose `ephemeralToken` is used, by id, from one list
+   * walk per base URL, with the run's shared login (query on stdin and result on stdout as for `stack-read`, see
    * {@link TokenValueField}). The values reach Terraform only as ephemeral values, never the
    * state or a plan file.
    */

@@ -19,6 +19,14 @@ export function inventoryKey(slot: string, field: string): string {
  */
 export const INVENTORY_AFTER_WRITE = "after_write";
 
+/**
+ * A query key without a token key, in a read after the writes only: the slots (comma-separated)
+ * whose attributes the constructs take from this read, those the plan-time read found no token
+ * for. Only their `token` field is sure to hold the value; the others' is "" when the read did not
+ * list it (their value is the plan-time read's). Absent: every slot's.
+ */
+export const INVENTORY_VALUE_SLOTS = "value_slots";
+
 /** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
 export const INVENTORY_WORKSPACE = "workspace";
 

@@ -11,3 +11,10 @@ export const TokenValueField = {
   /** The account's variable prefix (not a secret); absent for the default account. */
   ENV_PREFIX: "env_prefix",
 } as const;
+
+/**
+ * A query key without a token key: `plantimestamp()`, the terraform run, whose login the read
+ * shares with the run's other scripts (see TokenEnv.RUN). Absent in configurations synthesized by
+ * earlier versions: the read then logs in on its own.
+ */
+export const TOKEN_VALUE_RUN = "run";

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { writePrivateFile } from "./private-file";
-import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "../protocol";
+import { DEFAULT_ENV_PREFIX, HANDOFF_DIR, accountEnv } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**
@@ -93,6 +93,15 @@ export function apiDigest(apiUrl: string): string {
 export function accountDigest(envPrefix: string, apiUrl: string): string {
   if (envPrefix === DEFAULT_ENV_PREFIX) return apiDigest(apiUrl);
   return sha256Hex(`${envPrefix}\n${normalizeApiUrl(apiUrl)}`).slice(0, 16);
+}
+
+/**
+ * {@link accountDigest} of an account given as the scripts receive it: its prefix (undefined for
+ * the default account) and the construct's base URL (undefined: the prefix's BASE_URL variable).
+ */
+export function accountDigestIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
+  const prefix = envPrefix ?? DEFAULT_ENV_PREFIX;
+  return accountDigest(prefix, baseUrl ?? env[accountEnv(prefix).BASE_URL] ?? "");
 }
 
 /** See {@link apiDigest}. An address that does not parse is only trimmed. */

@@ -1,6 +1,8 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
+import { accountDigestIn, readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
+import { runTokens } from "./run-walk";
+import type { ApiClient } from "../client/client";
 import { removeEarlierRunFiles } from "./run-files";
 import { GpuCloudError } from "../client/errors";
 import { LOGIN_OPERATION } from "../client/session";
@@ -10,6 +12,7 @@ import {
   INVENTORY_LOOKUP_ERRORS,
   INVENTORY_RETIRE_HANDOFFS,
   INVENTORY_RUN,
+  INVENTORY_VALUE_SLOTS,
   INVENTORY_WARNINGS,
   INVENTORY_WORKSPACE,
   InventoryQueryField,
@@ -45,7 +48,13 @@ interface StackQuery {
 }
 
 /** Query keys of the read itself rather than of a token or lookup. */
-const READ_KEYS: ReadonlySet<string> = new Set([INVENTORY_AFTER_WRITE, INVENTORY_WORKSPACE, INVENTORY_RUN, INVENTORY_RETIRE_HANDOFFS]);
+const READ_KEYS: ReadonlySet<string> = new Set([
+  INVENTORY_AFTER_WRITE,
+  INVENTORY_WORKSPACE,
+  INVENTORY_RUN,
+  INVENTORY_RETIRE_HANDOFFS,
+  INVENTORY_VALUE_SLOTS,
+]);
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
 function parseInventoryQuery(query: Record<string, string>): StackQuery {
@@ -129,30 +138,40 @@ type Named = ReturnType<typeof tokensNamed>;
  * its name designates, the one this folder last applied first (it stays the one used among several).
  */
 function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Named, warn: (line: string) => void): Record<string, string> {
-  const { matches, exact } = named;
-  const fields = (t: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> => ({
-    ...(t ? tokenAttributes(t) : NO_TOKEN_ATTRIBUTES),
+  const { token, inSync, reason } = resolve(managed, tokens, named, warn);
+  return {
+    ...(token ? tokenAttributes(token) : NO_TOKEN_ATTRIBUTES),
     // The data source's result is stored in the state and in plan files; this token's value is
     // read through its ephemeral value instead.
     ...(managed.valueInState ? {} : { [InventoryResultField.TOKEN]: "" }),
     [InventoryResultField.IN_SYNC]: inSync ? "true" : "false",
     [InventoryResultField.REASON]: reason,
-  });
+  };
+}
+
+/** The token a managed token's fields are taken from (none when several carry its name), and why. */
+function resolve(
+  managed: ManagedToken,
+  tokens: readonly TokenView[],
+  named: Named,
+  warn: (line: string) => void,
+): { readonly token?: TokenView; readonly inSync: boolean; readonly reason: string } {
+  const { matches, exact } = named;
   if (!exact && matches.length > 1) {
     // The apply refuses to choose (see applyToken); the plan shows why it will fail.
-    return fields(undefined, false, `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding`);
+    return { inSync: false, reason: `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding` };
   }
   const token = matches[0];
   if (!token) {
     const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
     // Its id and value, known at plan: the rename keeps both (the create half refuses to end on another id).
-    if (previous) return fields(previous, false, `rename pending from "${previous.name}" (id ${previous.id})`);
-    return fields(undefined, false, `no API token is named "${managed.name}"`);
+    if (previous) return { token: previous, inSync: false, reason: `rename pending from "${previous.name}" (id ${previous.id})` };
+    return { inSync: false, reason: `no API token is named "${managed.name}"` };
   }
   if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
-    return fields(token, false, `the description of API token "${managed.name}" differs`);
+    return { token, inSync: false, reason: `the description of API token "${managed.name}" differs` };
   }
-  return fields(token, true, "in sync");
+  return { token, inSync: true, reason: "in sync" };
 }
 
 /**
@@ -221,8 +240,19 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
     // names, pending or not, and the plan must promise the same id (see refuseOtherThanPlanned).
     for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace) applied.set(r.key, r);
   }
+  const valueSlots = afterWrite ? slotsOf(query[INVENTORY_VALUE_SLOTS]) : undefined;
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
+    // After the writes of a run: the run's walk plus what appeared since, which holds every token
+    // the run created, with its value (one or two requests instead of a walk of the account); a
+    // walk when a value the constructs take from this read is not among them (a token renamed
+    // through a hand-off, say).
+    const listFor = async (client: ApiClient, tokens: readonly ManagedToken[]): Promise<TokenView[]> => {
+      if (!afterWrite || ctx.run === undefined) return allTokens(client, ctx);
+      const seen = (await runTokens(ctx, client, accountDigestIn(ctx.env, envPrefix, baseUrl))).tokens;
+      const wanted = tokens.filter((m) => m.valueInState && (valueSlots === undefined || valueSlots.has(m.slot)));
+      return valuesListed(wanted, seen, applied) ? seen : allTokens(client, ctx);
+    };
     const groupTokens = group.filter((e): e is ManagedToken => !isLookup(e));
     const groupLookups = group.filter(isLookup);
     // An account's error concerns every construct reading there; the token walk's own, the tokens; the catalog's, the lookups.
@@ -237,7 +267,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
           // waited for, so that a failed walk is never hidden behind the catalog's failure (which,
           // with tokens in the read, would not fail it); each failure names its constructs.
           const [walk, catalog] = await Promise.allSettled([
-            groupTokens.length > 0 ? allTokens(client, ctx) : Promise.resolve(undefined),
+            groupTokens.length > 0 ? listFor(client, groupTokens) : Promise.resolve(undefined),
             answerLookups(client, groupLookups, ctx.out, result),
           ]);
           if (walk.status === "rejected") {
@@ -265,6 +295,20 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   }
   result[INVENTORY_WARNINGS] = warnings.join("\n");
   return result;
+}
+
+/** The slots of INVENTORY_VALUE_SLOTS; undefined (every slot) when the query does not say. */
+function slotsOf(list: string | undefined): ReadonlySet<string> | undefined {
+  return list === undefined ? undefined : new Set(list.split(",").filter((slot) => slot !== ""));
+}
+
+/** Whether `tokens` hold the value of every token that `wanted` resolve to. */
+function valuesListed(wanted: readonly ManagedToken[], tokens: readonly TokenView[], applied: ReadonlyMap<string, AppliedRecord>): boolean {
+  const quiet = () => undefined;
+  return wanted.every((m) => {
+    const { token } = resolve(m, tokens, tokensNamed(tokens, m.name, applied.get(m.key)?.id), quiet);
+    return token === undefined || token.token !== "";
+  });
 }
 
 /** One managed token's fields of the result, and its warnings. */

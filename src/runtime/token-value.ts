@@ -1,6 +1,6 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { TokenValueField } from "../protocol";
+import { TOKEN_VALUE_RUN, TokenValueField } from "../protocol";
 import { allTokens, groupByAccount } from "./token-names";
 
 /** One wanted token of the `token-value` query. */
@@ -18,6 +18,7 @@ const FIELDS: readonly string[] = Object.values(TokenValueField);
 function parseValueQuery(query: Record<string, string>): WantedToken[] {
   const byKey = new Map<string, { id?: string; baseUrl?: string; envPrefix?: string }>();
   for (const [flatKey, value] of Object.entries(query)) {
+    if (flatKey === TOKEN_VALUE_RUN) continue;
     const dot = flatKey.indexOf(".");
     const field = flatKey.slice(dot + 1);
     if (dot <= 0 || !FIELDS.includes(field)) {
@@ -44,7 +45,10 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  * login and one walk per account and base URL, whatever the number of tokens). The id, not the name,
  * designates a token: the inventory already chose it, and an id stays the same through a rename.
  */
-export async function tokenValues(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+  // The run's login, shared with its other scripts (see ./run-session.ts).
+  const run = query[TOKEN_VALUE_RUN] || undefined;
+  const ctx: RuntimeContext = run ? { ...input, run } : input;
   const result: Record<string, string> = {};
   for (const group of groupByAccount(parseValueQuery(query))) {
     const { baseUrl, envPrefix } = group[0];

@@ -101,7 +101,10 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       expect.stringMatching(/^"\w+\.id"$/),
       expect.stringMatching(/^"\w+\.base_url"$/),
       expect.stringMatching(/^"\w+\.id"$/),
+      '"run"',
     ]);
+    // The run's id, to share the run's login.
+    expect(items[3]).toBe('"run" = plantimestamp()');
     // The token-value query is keyed by construct address; the attribute, by the token's slot in the inventory.
     expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-token-inventory_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);

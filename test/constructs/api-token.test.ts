@@ -94,7 +94,12 @@ describe("ApiToken synthesis", () => {
     // The read after the writes retires nothing: other tokens' create halves may still be to come.
     // It has the run's id, to share the run's login.
     const { retire_handoffs: _retire, ...tokensQuery } = inventory.query;
-    expect(read.query).toEqual({ ...tokensQuery, after_write: "true" });
+    // value_slots: the group's tokens the plan-time read found no id for, whose values this read must give.
+    expect(read.query).toEqual({
+      ...tokensQuery,
+      after_write: "true",
+      value_slots: `\${join(",", [for k in ["t0"] : k if !(local.${observedName}["\${k}.id"] != "")])}`,
+    });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
     // An instance only while the plan-time read found no token (a create, a rename through a hand-off).
@@ -185,7 +190,8 @@ describe("ApiToken synthesis", () => {
       expect(read.count).toBe(`\${alltrue([for k in ${JSON.stringify(slots)} : ${idKnown}]) ? 0 : 1}`);
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 3);
+      expect(read.query.value_slots).toBe(`\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${idKnown})])}`);
+      expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 4);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
       const attributesName = Object.keys(json.locals).find((k) =>
@@ -203,6 +209,7 @@ describe("ApiToken synthesis", () => {
     });
     // Together, the groups ask exactly what the inventory asks, less its run fields.
     delete merged.after_write;
+    delete merged.value_slots;
     const { retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) =>
       /^gpucloud-token-inventory_[0-9A-F]+$/.test(k),
     )![1].query;

@@ -155,9 +155,13 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
   test("the value reaches a provisioner and a module's ephemeral variable and output; no state, plan, show or log holds any 8 characters of it, also after a rename and a description change", async () => {
     const s = stackFolder("gpucloud-ephemeral-");
     const reads = () => emulator.stats().byRoute["GET /api-tokens"] ?? 0;
+    const logins = () => emulator.stats().byRoute["POST /authenticate/login"] ?? 0;
     s.synth({ name: "eph-one", description: "v1", valueInState: false, consumers: true });
     await s.run("init");
+    let loginsBefore = logins();
     const applied = await s.run("apply", ["-auto-approve"]);
+    // The plan's read logs in; every script of the apply, the values' reads included, shares one more login.
+    expect(logins() - loginsBefore).toBeLessThanOrEqual(2);
     // Terraform itself keeps the provisioner's output out of the log.
     expect(applied.stdout).toMatch(/output suppressed due to (sensitive, )?ephemeral value in config/);
     const value = valueOf("eph-one");
@@ -197,7 +201,10 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     rmSync(s.files.direct);
     rmSync(s.files.viaModule);
     s.synth({ name: "eph-two", previousNames: ["eph-one"], description: "v1", valueInState: false, consumers: true });
+    loginsBefore = logins();
     await s.run("apply", ["-auto-approve"]);
+    // The values are read at plan and again at apply (their id is known at plan): still one shared login besides the plan's read.
+    expect(logins() - loginsBefore).toBeLessThanOrEqual(2);
     expect(valueOf("eph-two")).toBe(value);
     await checkEverything("renamed");
 

@@ -1,0 +1,106 @@
+/**
+ * The stack's read after the writes (issue 24): in a run, it takes the run's walk plus the tokens
+ * created since, which carry the new tokens' values, instead of walking the account once per
+ * group; it walks only when a value it must give is not among them. Run as Terraform runs it
+ * (the bundled script), after provisioners of the same run walked and wrote.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ApiClient } from "../../src/client/client";
+import { openNodeHttpSender } from "../../src/client/node-http-sender";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { accountDigestIn } from "../../src/runtime/handoff";
+import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
+import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
+
+const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
+const USER = { username: "after-write-bot", password: "after-write-pw-77c2" };
+const RUN = "2026-11-26T03:00:00Z";
+const OTHERS = 45;
+
+describe("the read after the writes takes the run's walk", () => {
+  const servers: RunningEmulator[] = [];
+  afterAll(async () => Promise.all(servers.map((s) => s.close())));
+
+  /** An account of 45 other tokens in pages of at most 10: a walk takes 5 list requests or more. */
+  const setUp = async () => {
+    const api = await startEmulator({ users: [USER], faults: { maxPageSize: 10 } });
+    servers.push(api);
+    for (let i = 0; i < OTHERS; i++) api.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+    const cwd = mkdtempSync(path.join(tmpdir(), "after-write-"));
+    const env: NodeJS.ProcessEnv = {
+      PATH: SCRIPT_PATH,
+      GPUCLOUD_BASE_URL: api.url,
+      GPUCLOUD_USERNAME: USER.username,
+      GPUCLOUD_PASSWORD: USER.password,
+      GPUCLOUD_TIMEOUT_SECONDS: "20",
+    };
+    const ctx: RuntimeContext = { cwd, env, out: createOutput(() => undefined, new Redactor([])), run: RUN };
+    const client = new ApiClient(
+      { baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 },
+      openNodeHttpSender,
+    );
+    const account = accountDigestIn(env, undefined, undefined);
+    /** What the run's provisioners do before the read: walk once, then write and record. */
+    const provisioners = async (write: (c: ApiClient) => Promise<{ id: string; name: string; token: string; created_at: number }>) => {
+      await runTokens(ctx, client, account);
+      const written = await write(client);
+      await recordRunWrite(ctx, account, { ...written, description: null });
+      return written;
+    };
+    const read = async (query: Record<string, string>) => {
+      api.resetStats();
+      const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], { cwd, env, stdin: JSON.stringify(query) });
+      expect(ran.stderr).not.toMatch(/error/i);
+      expect(ran.code).toBe(0);
+      return { result: JSON.parse(ran.stdout) as Record<string, string>, lists: api.stats().byRoute["GET /api-tokens"] ?? 0 };
+    };
+    return { api, client, provisioners, read };
+  };
+  const afterWrite = (extra: Record<string, string>) => ({ workspace: "default", after_write: "true", run: RUN, ...extra });
+
+  test("a created token's value comes from the tokens created since the walk: no walk of the account", async () => {
+    const { api, client, provisioners, read } = await setUp();
+    const created = await provisioners((c) => c.createToken({ name: "fresh-one" }));
+    // t1 is a token the plan-time read already found: the constructs take its value from that read.
+    const { result, lists } = await read(afterWrite({ value_slots: "t0", "t0.name": "fresh-one", "t1.name": "other-7" }));
+    expect(result["t0.id"]).toBe(created.id);
+    expect(result["t0.token"]).toBe(created.token);
+    expect(result["t0.in_sync"]).toBe("true");
+    expect(result["t1.id"]).toBe(api.tokens().find((t) => t.name === "other-7")?.id);
+    expect(lists).toBeLessThanOrEqual(2);
+    await client.close();
+  });
+
+  test("a token renamed through a hand-off (old, so not among the newest) makes the read walk for its value", async () => {
+    const { api, client, provisioners, read } = await setUp();
+    const old = api.tokens().find((t) => t.name === "other-3")!;
+    await provisioners((c) => c.updateToken(old.id, { name: "renamed-here" }));
+    const { result, lists } = await read(afterWrite({ value_slots: "t0", "t0.name": "renamed-here" }));
+    expect(result["t0.id"]).toBe(old.id);
+    expect(result["t0.token"]).toBe(old.token);
+    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
+    await client.close();
+  });
+
+  test("a query without value_slots (synthesized by an earlier version) gets every value, walking when it must", async () => {
+    const { api, client, provisioners, read } = await setUp();
+    const created = await provisioners((c) => c.createToken({ name: "fresh-two" }));
+    const { result } = await read(afterWrite({ "t0.name": "fresh-two", "t1.name": "other-9" }));
+    expect(result["t0.token"]).toBe(created.token);
+    expect(result["t1.token"]).toBe(api.tokens().find((t) => t.name === "other-9")?.token);
+    await client.close();
+  });
+
+  test("without the run (no walk to share) the read walks, as before", async () => {
+    const { client, provisioners, read } = await setUp();
+    const created = await provisioners((c) => c.createToken({ name: "fresh-three" }));
+    const { result, lists } = await read({ workspace: "default", after_write: "true", "t0.name": "fresh-three" });
+    expect(result["t0.token"]).toBe(created.token);
+    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
+    await client.close();
+  });
+});
