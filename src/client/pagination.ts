@@ -24,6 +24,7 @@
 import { GpuCloudError } from "./errors";
 import { LIST_TOKENS } from "./operations";
 import type { ApiToken, TokenList } from "./schemas";
+import type { TokensSinceOptions } from "./tokens-since";
 
 export interface ListTokensParams {
   readonly limit?: number;
@@ -56,7 +57,7 @@ export interface TokenPageSource {
   listTokens(params: ListTokensParams): Promise<TokenList>;
   /** A source that walks on its own (GpuCloudClient: with its deadline, retries and log) is asked to. */
   listAllTokens?(options?: ListAllTokensOptions): Promise<ApiToken[]>;
-  /** Likewise for {@link listTokensSince}. */
+  /** Likewise for listTokensSince (./tokens-since.ts). */
   listTokensSince?(since: number, options?: TokensSinceOptions): Promise<ApiToken[] | undefined>;
 }
 
@@ -205,7 +206,7 @@ export async function walkAllTokens(env: WalkEnvironment, options: ListAllTokens
 }
 
 /** The offset of the page after one at `offset` that held `length` tokens: one back, for the overlap. */
-function nextOffset(offset: number, length: number): number {
+export function nextOffset(offset: number, length: number): number {
   return length >= 2 ? offset + length - 1 : offset + length;
 }
 
@@ -353,101 +354,4 @@ async function walkOnce(
   }
   if (seen.size !== total) return { changed: `the pages held ${seen.size} distinct tokens, the total says ${total}` };
   return [...seen.values()];
-}
-
-export interface TokensSinceOptions {
-  /** Items asked for per page (default 100). */
-  readonly pageSize?: number;
-  /** Hard bound on requests of one read (default 10 000). */
-  readonly maxPages?: number;
-  /** Reads before giving up on a list that keeps shifting (default 6). */
-  readonly maxWalks?: number;
-}
-
-/**
- * Every token created at or after `since` (a `created_at` as the API reports it, e.g. the newest
- * of an earlier full walk), newest first, read with `sortField=created_at&sortOrder=desc` from
- * the front of the list until a page reaches an older token: a few requests where a full walk
- * takes total / page size. Pages overlap by one as in a walk; a page that no longer holds the
- * previous page's last token means that a newer token was deleted meanwhile (the list shifted
- * towards the front, so a token may have been skipped), and the read starts again. Tokens created
- * meanwhile shift the list the other way and are read twice, never skipped.
- *
- * Undefined when the server does not list by `created_at` descending (it refused or ignored the
- * sort): then only a full walk can tell what is new.
- */
-export async function walkTokensSince(
-  env: WalkEnvironment,
-  since: number,
-  options: TokensSinceOptions = {},
-): Promise<ApiToken[] | undefined> {
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  const maxPages = options.maxPages ?? 10_000;
-  const maxWalks = options.maxWalks ?? DEFAULT_MAX_WALKS;
-  for (const [name, value] of [
-    ["pageSize", pageSize],
-    ["maxPages", maxPages],
-    ["maxWalks", maxWalks],
-  ] as const) {
-    if (!Number.isInteger(value) || value < 1) {
-      throw new GpuCloudError({ operation: LIST_TOKENS, kind: "validation", detail: `${name} must be a positive integer` });
-    }
-  }
-  if (typeof since !== "number" || !Number.isFinite(since)) {
-    throw new GpuCloudError({ operation: LIST_TOKENS, kind: "validation", detail: "since must be a finite number (a created_at)" });
-  }
-  const wanted = { limit: pageSize, sortField: "created_at", sortOrder: "desc" } as const;
-  let reason = "";
-  for (let walk = 1; walk <= maxWalks; walk++) {
-    if (walk > 1) {
-      env.log(`GET /api-tokens: ${reason}; reading the newest tokens again (read ${walk}/${maxWalks})`);
-      if (!(await env.pauseBeforeWalk(walk))) break;
-    }
-    const seen = new Map<string, ApiToken>();
-    let offset = 0;
-    let previousLast: ApiToken | undefined;
-    for (let page = 1; ; page++) {
-      if (page > maxPages) {
-        throw new GpuCloudError({
-          operation: LIST_TOKENS,
-          kind: "protocol",
-          detail: `gave up after ${maxPages} pages of the newest tokens (offset ${offset})`,
-        });
-      }
-      if (!env.plan.ordered) return undefined;
-      const { tokens, total } = await env.plan.fetch(env.fetchPage, { ...wanted, offset }, env.log);
-      env.plan.noticeOrder(tokens, env.plan.sendSort ? wanted.sortField : undefined, wanted.sortOrder, env.log);
-      if (!env.plan.ordered || !isOrdered(tokens, "created_at", "desc")) return undefined;
-      if (previousLast !== undefined && !tokens.some((t) => t.id === previousLast!.id)) {
-        reason = `the page at offset ${offset} no longer holds the last token of the previous page`;
-        break;
-      }
-      for (const token of tokens) if (token.created_at >= since) seen.set(token.id, token);
-      const last = tokens[tokens.length - 1];
-      if (last === undefined || last.created_at < since || offset + tokens.length >= total) return [...seen.values()];
-      offset = nextOffset(offset, tokens.length);
-      previousLast = tokens.length >= 2 ? last : undefined;
-    }
-  }
-  throw new GpuCloudError({
-    operation: LIST_TOKENS,
-    kind: "protocol",
-    retryable: false,
-    detail: `the newest tokens shifted while they were read (last: ${reason || "none"}); no list that may have skipped a token is used`,
-  });
-}
-
-/** {@link walkTokensSince} over any page source (see {@link listAllTokens}). */
-export function listTokensSince(source: TokenPageSource, since: number, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
-  if (typeof source.listTokensSince === "function") return source.listTokensSince(since, options);
-  return walkTokensSince(
-    {
-      fetchPage: (params) => source.listTokens(params),
-      plan: new ListingPlan(),
-      log: () => undefined,
-      pauseBeforeWalk: (walk) => new Promise((resolve) => setTimeout(() => resolve(true), Math.min(1000, 50 * 2 ** walk))),
-    },
-    since,
-    options,
-  );
 }
