@@ -62,6 +62,8 @@ import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { JwtSigner, md5Hex, randomHex, safeEqual } from "./crypto";
 import { FaultState, faultsError } from "./faults";
+import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject, readBody, unauthorized } from "./http";
+import type { Body, Outcome, Reply, Route, RouteMatch } from "./http";
 import { defaultFlavors } from "./seed";
 import { STORE_NAMES } from "./types";
 import type {
@@ -79,7 +81,6 @@ import type {
 
 export const NAME_MAX = 50;
 export const DESCRIPTION_MAX = 1000;
-const BODY_MAX_BYTES = 1024 * 1024;
 const SORT_FIELDS = ["id", "name", "created_at", "last_used"] as const;
 type SortField = (typeof SORT_FIELDS)[number];
 /** Query parameters whose values may appear in the request log. */
@@ -96,43 +97,6 @@ const SERVER_ERROR_MESSAGES: Record<number, string> = {
 
 const DEFAULT_USERS: readonly EmulatorUser[] = [{ username: "demo", password: "demo-password", email: "demo@example.test" }];
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
-    super(message);
-  }
-}
-
-const unauthorized = (message: string): HttpError => new HttpError(401, message, { "www-authenticate": 'Bearer realm="gpucloud"' });
-
-interface Reply {
-  readonly status: number;
-  readonly body: string;
-  readonly contentType: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-/** A reply, or `drop`: destroy the socket without answering. */
-type Outcome = Reply | "drop";
-
-const envelope = (status: number, message: string, data: unknown, extra: object = {}, headers?: Record<string, string>): Reply => ({
-  status,
-  body: JSON.stringify({ status: status < 400, message, data, ...extra }),
-  contentType: "application/json; charset=utf-8",
-  headers,
-});
-
-const errorReply = (e: HttpError): Reply => envelope(e.status, e.message, null, {}, { ...e.headers });
-
-interface Route {
-  readonly template: string;
-  readonly pattern: RegExp;
-  readonly methods: readonly string[];
-}
-
 const ROUTES: readonly Route[] = [
   { template: "/authenticate/login", pattern: /^\/authenticate\/login$/, methods: ["POST"] },
   { template: "/flavors", pattern: /^\/flavors$/, methods: ["GET"] },
@@ -148,22 +112,6 @@ const CONTROL_ROUTES: readonly Route[] = [
   { template: "/_emulator/expire-access-tokens", pattern: /^\/_emulator\/expire-access-tokens$/, methods: ["POST"] },
   { template: "/_emulator/reset-stats", pattern: /^\/_emulator\/reset-stats$/, methods: ["POST"] },
 ];
-
-function matchRoute(routes: readonly Route[], path: string): { route: Route; param?: string } | undefined {
-  for (const route of routes) {
-    const m = route.pattern.exec(path);
-    if (m) return { route, param: m[1] === undefined ? undefined : decodeSegment(m[1]) };
-  }
-  return undefined;
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
 
 const codePoints = (s: string): number => [...s].length;
 
@@ -195,20 +143,6 @@ function requiredString(body: Record<string, unknown>, field: string): string {
   return value;
 }
 
-function parseJsonObject(text: string): Record<string, unknown> {
-  if (text.trim() === "") throw new HttpError(400, "request body must be a JSON object (body is empty)");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, "malformed JSON in request body");
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new HttpError(400, "request body must be a JSON object");
-  }
-  return parsed as Record<string, unknown>;
-}
-
 /** Parses an optional integer query parameter with a lower bound; throws a 400 naming it. */
 function intParam(query: URLSearchParams, name: string, min: number): number | undefined {
   const raw = query.get(name);
@@ -237,29 +171,6 @@ interface MutableStats {
   throttled: number;
   tokenWrites: number;
   byRoute: Record<string, number>;
-}
-
-interface Body {
-  readonly text: string;
-  readonly tooLarge: boolean;
-}
-
-function readBody(req: http.IncomingMessage): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_MAX_BYTES) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.on("end", () => resolve({ text: tooLarge ? "" : Buffer.concat(chunks).toString("utf8"), tooLarge }));
-    req.on("error", reject);
-    req.on("close", () => {
-      if (!req.complete) reject(new Error("request aborted"));
-    });
-  });
 }
 
 function checkPositiveInt(name: string, value: number): number {
@@ -392,7 +303,7 @@ class Emulator {
   }
 
   /** Counts the request in the stats; returns the matched route, if any. */
-  count(method: string, path: string): { route: Route; param?: string } | undefined {
+  count(method: string, path: string): RouteMatch | undefined {
     const match = matchRoute(ROUTES, path);
     const key = `${method} ${match ? match.route.template : "(unknown)"}`;
     this.stat.requests += 1;
@@ -405,7 +316,7 @@ class Emulator {
     req: http.IncomingMessage,
     method: string,
     url: URL,
-    match: { route: Route; param?: string } | undefined,
+    match: RouteMatch | undefined,
     body: Body,
   ): { reply: Reply; created?: StoredToken } {
     try {
