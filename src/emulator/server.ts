@@ -66,6 +66,7 @@ import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonO
 import type { Body, Outcome, Reply, Route, RouteMatch } from "./http";
 import { defaultFlavors } from "./seed";
 import { STORE_NAMES } from "./types";
+import { checkDescription, checkName, checkPositiveInt, intParam, requiredString } from "./validation";
 import type {
   AddTokenInput,
   EmulatorFaults,
@@ -79,8 +80,6 @@ import type {
   StoreNames,
 } from "./types";
 
-export const NAME_MAX = 50;
-export const DESCRIPTION_MAX = 1000;
 const SORT_FIELDS = ["id", "name", "created_at", "last_used"] as const;
 type SortField = (typeof SORT_FIELDS)[number];
 /** Query parameters whose values may appear in the request log. */
@@ -113,46 +112,6 @@ const CONTROL_ROUTES: readonly Route[] = [
   { template: "/_emulator/reset-stats", pattern: /^\/_emulator\/reset-stats$/, methods: ["POST"] },
 ];
 
-const codePoints = (s: string): number => [...s].length;
-
-/** Validates a token name as create and update do; throws a 400 naming the field and limit. */
-function checkName(value: unknown): string {
-  if (value === undefined || value === null) throw new HttpError(400, "name is required");
-  if (typeof value !== "string") throw new HttpError(400, "name must be a string");
-  if (value.trim() === "") throw new HttpError(400, "name must not be empty");
-  const length = codePoints(value);
-  if (length > NAME_MAX) throw new HttpError(400, `name must be at most ${NAME_MAX} characters (got ${length})`);
-  return value;
-}
-
-/** Validates an optional description; undefined when not given. */
-function checkDescription(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw new HttpError(400, "description must be a string");
-  const length = codePoints(value);
-  if (length > DESCRIPTION_MAX) {
-    throw new HttpError(400, `description must be at most ${DESCRIPTION_MAX} characters (got ${length})`);
-  }
-  return value;
-}
-
-function requiredString(body: Record<string, unknown>, field: string): string {
-  const value = body[field];
-  if (value === undefined || value === null) throw new HttpError(400, `${field} is required`);
-  if (typeof value !== "string") throw new HttpError(400, `${field} must be a string`);
-  return value;
-}
-
-/** Parses an optional integer query parameter with a lower bound; throws a 400 naming it. */
-function intParam(query: URLSearchParams, name: string, min: number): number | undefined {
-  const raw = query.get(name);
-  if (raw === null) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-    throw new HttpError(400, `${name} must be an integer >= ${min} (got "${raw.slice(0, 40)}")`);
-  }
-  return Number(raw);
-}
-
 interface StoredToken {
   /** "" for the shared account. */
   account: string;
@@ -171,11 +130,6 @@ interface MutableStats {
   throttled: number;
   tokenWrites: number;
   byRoute: Record<string, number>;
-}
-
-function checkPositiveInt(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`emulator option ${name} must be an integer >= 1`);
-  return value;
 }
 
 /** The emulator's state and request handling, independent of the socket plumbing. */
