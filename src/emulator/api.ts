@@ -4,14 +4,13 @@
  */
 import type * as http from "node:http";
 import { JwtSigner, md5Hex, randomHex, safeEqual } from "./crypto";
-import { FaultState, faultsError } from "./faults";
+import { FaultState } from "./faults";
 import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject, unauthorized } from "./http";
 import type { Body, Reply, Route, RouteMatch } from "./http";
 import { defaultFlavors } from "./seed";
 import { STORE_NAMES } from "./types";
 import type {
   AddTokenInput,
-  EmulatorFaults,
   EmulatorOptions,
   EmulatorRateLimit,
   EmulatorStats,
@@ -31,15 +30,6 @@ const ROUTES: readonly Route[] = [
   { template: "/flavors", pattern: /^\/flavors$/, methods: ["GET"] },
   { template: "/api-tokens", pattern: /^\/api-tokens$/, methods: ["GET", "POST"] },
   { template: "/api-tokens/{id}", pattern: /^\/api-tokens\/([^/]+)$/, methods: ["PUT"] },
-];
-
-const CONTROL_ROUTES: readonly Route[] = [
-  { template: "/_emulator/state", pattern: /^\/_emulator\/state$/, methods: ["GET"] },
-  { template: "/_emulator/faults", pattern: /^\/_emulator\/faults$/, methods: ["POST"] },
-  { template: "/_emulator/tokens", pattern: /^\/_emulator\/tokens$/, methods: ["POST"] },
-  { template: "/_emulator/tokens/{id}", pattern: /^\/_emulator\/tokens\/([^/]+)$/, methods: ["DELETE"] },
-  { template: "/_emulator/expire-access-tokens", pattern: /^\/_emulator\/expire-access-tokens$/, methods: ["POST"] },
-  { template: "/_emulator/reset-stats", pattern: /^\/_emulator\/reset-stats$/, methods: ["POST"] },
 ];
 
 interface StoredToken {
@@ -156,7 +146,7 @@ export class Emulator {
   }
 
   /** A pre-existing token from untrusted input (`{name, description?, createdAt?}`), validated like the API does. */
-  private addChecked(input: Record<string, unknown>): EmulatorTokenRecord {
+  addChecked(input: Record<string, unknown>): EmulatorTokenRecord {
     if (typeof input !== "object" || input === null) throw new HttpError(400, "token input must be an object");
     const name = checkName(input.name);
     const description = checkDescription(input.description) ?? "";
@@ -382,45 +372,6 @@ export class Emulator {
       .sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
     const page = all.slice(offset, offset + limit).map((t) => ({ ...writeView(t), last_used: t.last_used }));
     return envelope(200, "API tokens retrieved", page, { total: all.length });
-  }
-
-  // ---- control surface ----------------------------------------------------------------------
-
-  control(method: string, path: string, body: Body): Reply {
-    try {
-      const match = matchRoute(CONTROL_ROUTES, path);
-      if (!match) throw new HttpError(404, `no control route ${path}`);
-      const { route, param } = match;
-      if (!route.methods.includes(method)) {
-        throw new HttpError(405, `method ${method} not allowed on ${route.template}`, { allow: route.methods.join(", ") });
-      }
-      if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
-      switch (route.template) {
-        case "/_emulator/state":
-          return envelope(200, "emulator state", { tokens: this.tokens(), stats: this.stats(), faults: this.faults.config });
-        case "/_emulator/faults": {
-          const faults = parseJsonObject(body.text);
-          const error = faultsError(faults);
-          if (error) throw new HttpError(400, error);
-          this.faults = new FaultState(faults as EmulatorFaults);
-          return envelope(200, "faults set", this.faults.config);
-        }
-        case "/_emulator/tokens":
-          return envelope(200, "token added", this.addChecked(parseJsonObject(body.text)));
-        case "/_emulator/tokens/{id}":
-          if (!this.deleteToken(param ?? "")) throw new HttpError(404, `API token ${JSON.stringify(param)} not found`);
-          return envelope(200, "token deleted", null);
-        case "/_emulator/expire-access-tokens":
-          this.expireAccessTokens();
-          return envelope(200, "access tokens expired", null);
-        default:
-          this.resetStats();
-          return envelope(200, "stats reset", null);
-      }
-    } catch (e) {
-      if (e instanceof HttpError) return errorReply(e);
-      throw e;
-    }
   }
 }
 

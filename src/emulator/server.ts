@@ -61,6 +61,7 @@ import * as http from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { Emulator } from "./api";
+import { control } from "./control";
 import { FaultState } from "./faults";
 import { envelope, readBody } from "./http";
 import type { Outcome, Reply } from "./http";
@@ -148,7 +149,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
     const body = await readBody(req);
     if (isControl) {
-      finish(emulator.control(method, path, body));
+      finish(control(emulator, method, path, body));
       return;
     }
 
