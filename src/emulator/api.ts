@@ -8,21 +8,12 @@ import { FaultState } from "./faults";
 import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject, unauthorized } from "./http";
 import type { Body, Reply, Route, RouteMatch } from "./http";
 import { defaultFlavors } from "./seed";
+import { SORT_FIELDS, TokenStore, writeView } from "./token-store";
+import type { SortField, StoredToken } from "./token-store";
 import { STORE_NAMES } from "./types";
-import type {
-  AddTokenInput,
-  EmulatorOptions,
-  EmulatorRateLimit,
-  EmulatorStats,
-  EmulatorTokenRecord,
-  EmulatorUser,
-  FlavorRegionGroup,
-  StoreNames,
-} from "./types";
+import type { EmulatorOptions, EmulatorRateLimit, EmulatorStats, EmulatorUser, FlavorRegionGroup, StoreNames } from "./types";
 import { checkDescription, checkName, checkPositiveInt, intParam, requiredString } from "./validation";
 
-const SORT_FIELDS = ["id", "name", "created_at", "last_used"] as const;
-type SortField = (typeof SORT_FIELDS)[number];
 const DEFAULT_USERS: readonly EmulatorUser[] = [{ username: "demo", password: "demo-password", email: "demo@example.test" }];
 
 const ROUTES: readonly Route[] = [
@@ -31,17 +22,6 @@ const ROUTES: readonly Route[] = [
   { template: "/api-tokens", pattern: /^\/api-tokens$/, methods: ["GET", "POST"] },
   { template: "/api-tokens/{id}", pattern: /^\/api-tokens\/([^/]+)$/, methods: ["PUT"] },
 ];
-
-interface StoredToken {
-  /** "" for the shared account. */
-  account: string;
-  id: string;
-  name: string;
-  description: string;
-  token: string;
-  created_at: number;
-  last_used: number;
-}
 
 interface MutableStats {
   connections: number;
@@ -62,7 +42,7 @@ export class Emulator {
   private readonly defaultPageSize: number;
   private readonly maxPageSize: number;
   private readonly signer = new JwtSigner();
-  private readonly store = new Map<string, StoredToken>();
+  readonly store = new TokenStore(this.signer, () => this.nowSeconds());
   /** jti of the access tokens not yet expired by expireAccessTokens(); only this instance signs tokens. */
   private readonly liveAccess = new Set<string>();
   private stat: MutableStats = { connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} };
@@ -116,10 +96,6 @@ export class Emulator {
 
   // ---- test hooks -------------------------------------------------------------------------
 
-  tokens(): EmulatorTokenRecord[] {
-    return [...this.store.values()].map(tokenRecord);
-  }
-
   stats(): EmulatorStats {
     return { ...this.stat, byRoute: { ...this.stat.byRoute } };
   }
@@ -130,43 +106,6 @@ export class Emulator {
 
   expireAccessTokens(): void {
     this.liveAccess.clear();
-  }
-
-  deleteToken(id: string): boolean {
-    return this.store.delete(id);
-  }
-
-  addToken(input: AddTokenInput): EmulatorTokenRecord {
-    try {
-      return this.addChecked(input as unknown as Record<string, unknown>);
-    } catch (e) {
-      if (e instanceof HttpError) throw new Error(`cannot add token: ${e.message}`);
-      throw e;
-    }
-  }
-
-  /** A pre-existing token from untrusted input (`{name, description?, createdAt?}`), validated like the API does. */
-  addChecked(input: Record<string, unknown>): EmulatorTokenRecord {
-    if (typeof input !== "object" || input === null) throw new HttpError(400, "token input must be an object");
-    const name = checkName(input.name);
-    const description = checkDescription(input.description) ?? "";
-    const createdAt = input.createdAt ?? this.nowSeconds();
-    const account = input.account ?? "";
-    if (typeof account !== "string") throw new HttpError(400, "account must be a string");
-    if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) {
-      throw new HttpError(400, "createdAt must be an integer >= 0 (Unix seconds)");
-    }
-    return tokenRecord(this.createToken(account, name, description, createdAt));
-  }
-
-  private createToken(account: string, name: string, description: string, createdAt: number): StoredToken {
-    let id: string;
-    do id = `tok_${randomHex(8)}`;
-    while (this.store.has(id));
-    const token = this.signer.sign({ typ: "api", tid: id, iat: createdAt, jti: randomHex(16) });
-    const stored: StoredToken = { account, id, name, description, token, created_at: createdAt, last_used: 0 };
-    this.store.set(id, stored);
-    return stored;
   }
 
   // ---- API ---------------------------------------------------------------------------------
@@ -305,40 +244,15 @@ export class Emulator {
   private create(body: Record<string, unknown>, account: string): { reply: Reply; created: StoredToken } {
     const name = this.storedName(checkName(body.name));
     const description = checkDescription(body.description) ?? "";
-    const t = this.createToken(account, name, description, this.nowSeconds());
+    const t = this.store.create(account, name, description, this.nowSeconds());
     this.stat.tokenWrites += 1;
     return { reply: envelope(200, "API token created", writeView(t)), created: t };
-  }
-
-  /** Takes a just-created token out of the list until {@link commit} (a backend still working on it). */
-  withhold(token: StoredToken): void {
-    this.store.delete(token.id);
-  }
-
-  /** Makes a withheld token visible, created now. */
-  commit(token: StoredToken): void {
-    token.created_at = Math.max(token.created_at, this.nowSeconds());
-    this.store.set(token.id, token);
-  }
-
-  /** Deletes the oldest token (smallest created_at, then id); returns its id. */
-  deleteOldest(): string | undefined {
-    let oldest: StoredToken | undefined;
-    for (const t of this.store.values()) {
-      if (!oldest || t.created_at < oldest.created_at || (t.created_at === oldest.created_at && t.id < oldest.id)) oldest = t;
-    }
-    if (oldest) this.store.delete(oldest.id);
-    return oldest?.id;
   }
 
   private update(id: string, body: Record<string, unknown>, account: string): Reply {
     const name = this.storedName(checkName(body.name));
     const description = checkDescription(body.description);
-    const found = this.store.get(id);
-    const stored = found?.account === account ? found : undefined;
-    if (!stored) throw new HttpError(404, `API token ${JSON.stringify(id.slice(0, 80))} not found`);
-    stored.name = name;
-    if (description !== undefined) stored.description = description;
+    const stored = this.store.update(id, account, name, description);
     this.stat.tokenWrites += 1;
     return envelope(200, "API token updated", writeView(stored));
   }
@@ -366,26 +280,7 @@ export class Emulator {
     const rawOrder = (query.get("sortOrder") ?? "desc").toLowerCase();
     if (rawOrder !== "asc" && rawOrder !== "desc") throw new HttpError(400, 'sortOrder must be "asc" or "desc"');
     const sign = rawOrder === "asc" ? 1 : -1;
-    const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
-    const all = [...this.store.values()]
-      .filter((t) => t.account === account)
-      .sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
-    const page = all.slice(offset, offset + limit).map((t) => ({ ...writeView(t), last_used: t.last_used }));
-    return envelope(200, "API tokens retrieved", page, { total: all.length });
+    const { page, total } = this.store.list(account, field, sign, offset, limit);
+    return envelope(200, "API tokens retrieved", page, { total });
   }
 }
-
-/** A token as the test hooks return it: a copy, its account named only when it is not the shared one. */
-function tokenRecord(t: StoredToken): EmulatorTokenRecord {
-  const { account, ...rest } = t;
-  return account === "" ? { ...rest } : { account, ...rest };
-}
-
-/** The token as create and update return it (no last_used). */
-const writeView = (t: StoredToken) => ({
-  name: t.name,
-  id: t.id,
-  description: t.description,
-  token: t.token,
-  created_at: t.created_at,
-});

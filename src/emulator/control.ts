@@ -29,7 +29,11 @@ export function control(emulator: Emulator, method: string, path: string, body: 
     if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
     switch (route.template) {
       case "/_emulator/state":
-        return envelope(200, "emulator state", { tokens: emulator.tokens(), stats: emulator.stats(), faults: emulator.faults.config });
+        return envelope(200, "emulator state", {
+          tokens: emulator.store.records(),
+          stats: emulator.stats(),
+          faults: emulator.faults.config,
+        });
       case "/_emulator/faults": {
         const faults = parseJsonObject(body.text);
         const error = faultsError(faults);
@@ -38,9 +42,9 @@ export function control(emulator: Emulator, method: string, path: string, body: 
         return envelope(200, "faults set", emulator.faults.config);
       }
       case "/_emulator/tokens":
-        return envelope(200, "token added", emulator.addChecked(parseJsonObject(body.text)));
+        return envelope(200, "token added", emulator.store.addChecked(parseJsonObject(body.text)));
       case "/_emulator/tokens/{id}":
-        if (!emulator.deleteToken(param ?? "")) throw new HttpError(404, `API token ${JSON.stringify(param)} not found`);
+        if (!emulator.store.delete(param ?? "")) throw new HttpError(404, `API token ${JSON.stringify(param)} not found`);
         return envelope(200, "token deleted", null);
       case "/_emulator/expire-access-tokens":
         emulator.expireAccessTokens();

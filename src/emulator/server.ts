@@ -184,16 +184,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       }
     }
     if (method === "GET" && match?.route.template === "/api-tokens" && faults.takeListDeletion()) {
-      const deleted = emulator.deleteOldest();
+      const deleted = emulator.store.deleteOldest();
       if (deleted) log?.(`deleted the oldest API token (id ${deleted}) before answering this list request`);
     }
     const { reply, created } = emulator.api(req, method, url, match, body);
     if (created !== undefined && faulted && faults.takeGatewayTimeoutCreate()) {
       // The gateway gives up; the backend commits the token later.
-      emulator.withhold(created);
+      emulator.store.withhold(created);
       const commitDelay = faults.createCommitDelayMs;
       void delay(commitDelay).then(() => {
-        if (!closing) emulator.commit(created);
+        if (!closing) emulator.store.commit(created);
       });
       return finish(envelope(504, SERVER_ERROR_MESSAGES[504]!, null), ` (the token commits in ${commitDelay} ms)`);
     }
@@ -250,11 +250,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     setFaults(faults: EmulatorFaults): void {
       emulator.faults = new FaultState(faults);
     },
-    tokens: () => emulator.tokens(),
+    tokens: () => emulator.store.records(),
     stats: () => emulator.stats(),
     resetStats: () => emulator.resetStats(),
-    addToken: (input) => emulator.addToken(input),
-    deleteToken: (id) => emulator.deleteToken(id),
+    addToken: (input) => emulator.store.add(input),
+    deleteToken: (id) => emulator.store.delete(id),
     expireAccessTokens: () => emulator.expireAccessTokens(),
   };
 }
