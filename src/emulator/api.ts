@@ -3,16 +3,17 @@
  * and stats, independent of the socket plumbing (server.ts).
  */
 import type * as http from "node:http";
-import { JwtSigner, md5Hex, randomHex, safeEqual } from "./crypto";
+import { JwtSigner } from "./crypto";
 import { FaultState } from "./faults";
-import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject, unauthorized } from "./http";
+import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
 import type { Body, Reply, Route, RouteMatch } from "./http";
 import { defaultFlavors } from "./seed";
+import { Sessions } from "./sessions";
 import { SORT_FIELDS, TokenStore, writeView } from "./token-store";
 import type { SortField, StoredToken } from "./token-store";
 import { STORE_NAMES } from "./types";
 import type { EmulatorOptions, EmulatorRateLimit, EmulatorStats, EmulatorUser, FlavorRegionGroup, StoreNames } from "./types";
-import { checkDescription, checkName, checkPositiveInt, intParam, requiredString } from "./validation";
+import { checkDescription, checkName, checkPositiveInt, intParam } from "./validation";
 
 const DEFAULT_USERS: readonly EmulatorUser[] = [{ username: "demo", password: "demo-password", email: "demo@example.test" }];
 
@@ -34,33 +35,29 @@ interface MutableStats {
 
 /** The emulator's state and request handling, independent of the socket plumbing. */
 export class Emulator {
-  private readonly users: ReadonlyMap<string, EmulatorUser>;
   private readonly flavors: readonly FlavorRegionGroup[];
   private readonly now: () => number;
-  private readonly accessTtl: number;
-  private readonly refreshTtl: number;
   private readonly defaultPageSize: number;
   private readonly maxPageSize: number;
   private readonly signer = new JwtSigner();
   readonly store = new TokenStore(this.signer, () => this.nowSeconds());
-  /** jti of the access tokens not yet expired by expireAccessTokens(); only this instance signs tokens. */
-  private readonly liveAccess = new Set<string>();
   private stat: MutableStats = { connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} };
   private readonly rateLimit: EmulatorRateLimit;
   /** Per user (or API token): when its requests, and its logins, were accepted (ms, ascending). */
   private readonly requestTimes = new Map<string, number[]>();
   private readonly loginTimes = new Map<string, number[]>();
+  readonly sessions: Sessions;
   faults: FaultState;
   private readonly storeNames: StoreNames;
 
   constructor(options: EmulatorOptions) {
     this.storeNames = options.storeNames ?? "as-given";
     if (!STORE_NAMES.includes(this.storeNames)) throw new Error(`emulator option storeNames must be one of ${STORE_NAMES.join(", ")}`);
-    this.users = new Map((options.users ?? DEFAULT_USERS).map((u) => [u.username, u]));
+    const users = new Map((options.users ?? DEFAULT_USERS).map((u) => [u.username, u]));
     this.flavors = structuredClone(options.flavors ?? defaultFlavors()) as FlavorRegionGroup[];
     this.now = options.now ?? Date.now;
-    this.accessTtl = checkPositiveInt("accessTokenTtlSeconds", options.accessTokenTtlSeconds ?? 1800);
-    this.refreshTtl = checkPositiveInt("refreshTokenTtlSeconds", options.refreshTokenTtlSeconds ?? 7200);
+    const accessTtl = checkPositiveInt("accessTokenTtlSeconds", options.accessTokenTtlSeconds ?? 1800);
+    const refreshTtl = checkPositiveInt("refreshTokenTtlSeconds", options.refreshTokenTtlSeconds ?? 7200);
     this.maxPageSize = checkPositiveInt("maxPageSize", options.maxPageSize ?? 100);
     this.defaultPageSize = Math.min(checkPositiveInt("defaultPageSize", options.defaultPageSize ?? 10), this.maxPageSize);
     this.faults = new FaultState(options.faults ?? {});
@@ -68,6 +65,8 @@ export class Emulator {
     for (const [name, value] of Object.entries(this.rateLimit)) {
       if (value !== undefined) checkPositiveInt(`rateLimit.${name}`, value as number);
     }
+    const nowSeconds = () => this.nowSeconds();
+    this.sessions = new Sessions({ signer: this.signer, tokens: this.store, users, accessTtl, refreshTtl, nowSeconds });
   }
 
   /**
@@ -102,10 +101,6 @@ export class Emulator {
 
   resetStats(): void {
     this.stat = { connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} };
-  }
-
-  expireAccessTokens(): void {
-    this.liveAccess.clear();
   }
 
   // ---- API ---------------------------------------------------------------------------------
@@ -146,9 +141,11 @@ export class Emulator {
         const who = `user ${typeof login.username === "string" ? login.username : ""}`;
         this.throttle(this.requestTimes, who, this.rateLimit.requestsPerSecond, 1000, "requests per second");
         this.throttle(this.loginTimes, who, this.rateLimit.loginsPerMinute, 60_000, "logins per minute");
-        return { reply: this.login(login) };
+        const data = this.sessions.login(login);
+        this.stat.logins += 1;
+        return { reply: envelope(200, "login successful", data) };
       }
-      const { account, who } = this.authenticate(req);
+      const { account, who } = this.sessions.authenticate(req);
       this.throttle(this.requestTimes, who, this.rateLimit.requestsPerSecond, 1000, "requests per second");
       switch (`${method} ${route.template}`) {
         case "GET /flavors":
@@ -164,63 +161,6 @@ export class Emulator {
       if (e instanceof HttpError) return { reply: errorReply(e) };
       throw e;
     }
-  }
-
-  private login(body: Record<string, unknown>): Reply {
-    const username = requiredString(body, "username");
-    const password = requiredString(body, "password");
-    const user = this.users.get(username);
-    // Compare even for an unknown user, so timing does not reveal which part was wrong.
-    const expected = md5Hex(user ? user.password : "\u0000no such user");
-    const passwordOk = safeEqual(password.toLowerCase(), expected);
-    if (!user || !passwordOk) throw unauthorized("invalid username or password");
-    const iat = this.nowSeconds();
-    const accessJti = randomHex(16);
-    this.liveAccess.add(accessJti);
-    const access_token = this.signer.sign({ typ: "access", sub: username, iat, exp: iat + this.accessTtl, jti: accessJti });
-    const refresh_token = this.signer.sign({ typ: "refresh", sub: username, iat, exp: iat + this.refreshTtl, jti: randomHex(16) });
-    this.stat.logins += 1;
-    return envelope(200, "login successful", {
-      username,
-      email: user.email ?? `${username}@example.test`,
-      access_token,
-      refresh_token,
-    });
-  }
-
-  /** Checks the request's credentials; returns the account they act on and whose they are (for rate limits). */
-  private authenticate(req: http.IncomingMessage): { account: string; who: string } {
-    const header = req.headers.authorization;
-    if (!header) throw unauthorized("missing Authorization header (expected Bearer <token>)");
-    const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!m) throw unauthorized("Authorization header must be Bearer <token>");
-    const claims = this.signer.verify(m[1]);
-    if (!claims) throw unauthorized("invalid bearer token");
-    const nowSec = this.nowSeconds();
-    if (claims.typ === "api") {
-      const stored = typeof claims.tid === "string" ? this.store.get(claims.tid) : undefined;
-      if (!stored || !safeEqual(m[1], stored.token)) throw unauthorized("API token is invalid or has been deleted");
-      stored.last_used = nowSec;
-      return { account: stored.account, who: `API token ${stored.id}` };
-    }
-    if (claims.typ === "refresh") throw unauthorized("a refresh token cannot be used as the bearer token");
-    if (claims.typ !== "access" || typeof claims.sub !== "string" || typeof claims.exp !== "number") {
-      throw unauthorized("invalid bearer token");
-    }
-    if (nowSec >= claims.exp || !this.liveAccess.has(String(claims.jti))) throw unauthorized("access token expired");
-    const refreshHeader = req.headers["refresh-token"];
-    if (typeof refreshHeader !== "string" || refreshHeader.trim() === "") {
-      throw unauthorized("missing refresh-token header (required with an access token)");
-    }
-    const refresh = this.signer.verify(refreshHeader.trim());
-    if (!refresh || refresh.typ !== "refresh" || typeof refresh.exp !== "number") {
-      throw unauthorized("invalid refresh-token header");
-    }
-    if (nowSec >= refresh.exp) throw unauthorized("refresh token expired");
-    if (refresh.sub !== claims.sub) throw unauthorized("refresh token does not belong to the access token's user");
-    const user = this.users.get(claims.sub);
-    if (!user) throw unauthorized("unknown user");
-    return { account: user.account ?? "", who: `user ${user.username}` };
   }
 
   private listFlavors(query: URLSearchParams): Reply {

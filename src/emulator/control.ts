@@ -47,7 +47,7 @@ export function control(emulator: Emulator, method: string, path: string, body: 
         if (!emulator.store.delete(param ?? "")) throw new HttpError(404, `API token ${JSON.stringify(param)} not found`);
         return envelope(200, "token deleted", null);
       case "/_emulator/expire-access-tokens":
-        emulator.expireAccessTokens();
+        emulator.sessions.expireAccessTokens();
         return envelope(200, "access tokens expired", null);
       default:
         emulator.resetStats();

@@ -255,6 +255,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     resetStats: () => emulator.resetStats(),
     addToken: (input) => emulator.store.add(input),
     deleteToken: (id) => emulator.store.delete(id),
-    expireAccessTokens: () => emulator.expireAccessTokens(),
+    expireAccessTokens: () => emulator.sessions.expireAccessTokens(),
   };
 }
