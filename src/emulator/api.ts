@@ -1,18 +1,19 @@
 /**
- * The emulator's state and its API routes: tokens, users and their sessions, rate limits, faults
- * and stats, independent of the socket plumbing (server.ts).
+ * The emulated API: its routes and their handlers over the emulator's state (the token store,
+ * sessions, rate limits, faults and stats), independent of the socket plumbing in server.ts.
  */
 import type * as http from "node:http";
 import { JwtSigner } from "./crypto";
 import { FaultState } from "./faults";
 import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
 import type { Body, Reply, Route, RouteMatch } from "./http";
+import { RateLimiter } from "./rate-limit";
 import { defaultFlavors } from "./seed";
 import { Sessions } from "./sessions";
 import { SORT_FIELDS, TokenStore, writeView } from "./token-store";
 import type { SortField, StoredToken } from "./token-store";
 import { STORE_NAMES } from "./types";
-import type { EmulatorOptions, EmulatorRateLimit, EmulatorStats, EmulatorUser, FlavorRegionGroup, StoreNames } from "./types";
+import type { EmulatorOptions, EmulatorStats, EmulatorUser, FlavorRegionGroup, StoreNames } from "./types";
 import { checkDescription, checkName, checkPositiveInt, intParam } from "./validation";
 
 const DEFAULT_USERS: readonly EmulatorUser[] = [{ username: "demo", password: "demo-password", email: "demo@example.test" }];
@@ -42,10 +43,7 @@ export class Emulator {
   private readonly signer = new JwtSigner();
   readonly store = new TokenStore(this.signer, () => this.nowSeconds());
   private stat: MutableStats = { connections: 0, requests: 0, logins: 0, throttled: 0, tokenWrites: 0, byRoute: {} };
-  private readonly rateLimit: EmulatorRateLimit;
-  /** Per user (or API token): when its requests, and its logins, were accepted (ms, ascending). */
-  private readonly requestTimes = new Map<string, number[]>();
-  private readonly loginTimes = new Map<string, number[]>();
+  private readonly rateLimiter: RateLimiter;
   readonly sessions: Sessions;
   faults: FaultState;
   private readonly storeNames: StoreNames;
@@ -61,32 +59,9 @@ export class Emulator {
     this.maxPageSize = checkPositiveInt("maxPageSize", options.maxPageSize ?? 100);
     this.defaultPageSize = Math.min(checkPositiveInt("defaultPageSize", options.defaultPageSize ?? 10), this.maxPageSize);
     this.faults = new FaultState(options.faults ?? {});
-    this.rateLimit = { ...options.rateLimit };
-    for (const [name, value] of Object.entries(this.rateLimit)) {
-      if (value !== undefined) checkPositiveInt(`rateLimit.${name}`, value as number);
-    }
+    this.rateLimiter = new RateLimiter(options.rateLimit, this.now, () => (this.stat.throttled += 1));
     const nowSeconds = () => this.nowSeconds();
     this.sessions = new Sessions({ signer: this.signer, tokens: this.store, users, accessTtl, refreshTtl, nowSeconds });
-  }
-
-  /**
-   * Counts one request of `who` against a sliding window of `windowMs` holding at most `limit`;
-   * over the limit, a 429 whose Retry-After is the whole seconds until the window has room.
-   */
-  private throttle(times: Map<string, number[]>, who: string, limit: number | undefined, windowMs: number, what: string): void {
-    if (limit === undefined) return;
-    const now = this.now();
-    const recent = (times.get(who) ?? []).filter((t) => t > now - windowMs);
-    if (recent.length >= limit) {
-      times.set(who, recent);
-      this.stat.throttled += 1;
-      const wait = Math.max(1, Math.ceil((recent[0]! + windowMs - now) / 1000));
-      throw new HttpError(429, `rate limit exceeded: at most ${limit} ${what} per user; retry after ${wait} s`, {
-        "retry-after": String(wait),
-      });
-    }
-    recent.push(now);
-    times.set(who, recent);
   }
 
   private nowSeconds(): number {
@@ -139,14 +114,14 @@ export class Emulator {
       if (route.template === "/authenticate/login") {
         const login = parseJsonObject(body.text);
         const who = `user ${typeof login.username === "string" ? login.username : ""}`;
-        this.throttle(this.requestTimes, who, this.rateLimit.requestsPerSecond, 1000, "requests per second");
-        this.throttle(this.loginTimes, who, this.rateLimit.loginsPerMinute, 60_000, "logins per minute");
+        this.rateLimiter.request(who);
+        this.rateLimiter.login(who);
         const data = this.sessions.login(login);
         this.stat.logins += 1;
         return { reply: envelope(200, "login successful", data) };
       }
       const { account, who } = this.sessions.authenticate(req);
-      this.throttle(this.requestTimes, who, this.rateLimit.requestsPerSecond, 1000, "requests per second");
+      this.rateLimiter.request(who);
       switch (`${method} ${route.template}`) {
         case "GET /flavors":
           return { reply: this.listFlavors(url.searchParams) };
