@@ -119,7 +119,7 @@ describe("main (in process)", () => {
   });
 
   test("--help lists every control endpoint the server routes", () => {
-    const server = readFileSync(path.join(__dirname, "../../src/emulator/server.ts"), "utf8");
+    const server = readFileSync(path.join(__dirname, "../../src/emulator/control.ts"), "utf8");
     const routes = [...server.matchAll(/\{ template: "(\/_emulator\/[^"]+)", pattern: [^}]*methods: \["(\w+)"\]/g)].map(
       (m) => `${m[2]} ${m[1]}`,
     );
