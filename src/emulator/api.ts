@@ -34,7 +34,7 @@ interface MutableStats {
   byRoute: Record<string, number>;
 }
 
-/** The emulator's state and request handling, independent of the socket plumbing. */
+/** The emulated API: its settings, counters and routes (tokens, sessions and rate limits are their own classes); no sockets. */
 export class Emulator {
   private readonly flavors: readonly FlavorRegionGroup[];
   private readonly now: () => number;
