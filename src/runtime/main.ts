@@ -17,7 +17,7 @@ import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
 import { FORMER_STACK_READ_COMMAND, RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "./protocol";
 import { runSessionStore } from "./run-session";
 import { errorMessage } from "./error-message";
-import { applyToken } from "./token-commands";
+import { applyToken } from "./token-apply";
 import { releaseToken } from "./token-release";
 import { stackRead } from "./stack-read";
 import { releaseRoster } from "./token-roster";

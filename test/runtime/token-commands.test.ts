@@ -14,7 +14,7 @@ import { apiDigest } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
 import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/handoff-takeover";
-import { applyToken } from "../../src/runtime/token-commands";
+import { applyToken } from "../../src/runtime/token-apply";
 import { releaseToken } from "../../src/runtime/token-release";
 import { stackRead } from "../../src/runtime/stack-read";
 
