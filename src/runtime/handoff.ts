@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { writePrivateFile } from "./private-file";
+import { readIfReadable, writePrivateFile } from "./private-file";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "./protocol";
 import { sha256Hex } from "./sha256";
 
@@ -123,13 +123,13 @@ function writeRecord(file: string, record: object): void {
   writePrivateFile(file, JSON.stringify(record) + "\n");
 }
 
+/**
+ * The record in `file`, or undefined. A file that cannot be read is taken as absent; one that is read
+ * but holds no JSON object is damaged: it is warned about and removed.
+ */
 function readRecord(file: string, cwd: string, warn: (line: string) => void): Record<string, unknown> | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  const text = readIfReadable(file);
+  if (text === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as unknown;
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
@@ -202,19 +202,11 @@ export function retireHandoffs(cwd: string, workspace: string, runId: string, al
     if (!all && raw.runId === runId) continue;
     // A read deferred to the apply runs beside this run's provisioners: a hand-off written or
     // claimed since it was read is theirs, not one to retire.
-    if (readIfPresent(full) !== text) continue;
+    if (readIfReadable(full) !== text) continue;
     writeRecord(full, { ...raw, retired: true });
     retired++;
   }
   return retired;
-}
-
-function readIfPresent(file: string): string | undefined {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 export function removeHandoff(cwd: string, workspace: string, key: string): void {
