@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { writePrivateFile } from "./private-file";
+import { readIfReadable, writePrivateFile } from "./private-file";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR, accountEnv } from "../protocol";
 import { sha256Hex } from "./sha256";
 
@@ -100,8 +100,12 @@ export function accountDigest(envPrefix: string, apiUrl: string): string {
  * the default account) and the construct's base URL (undefined: the prefix's BASE_URL variable).
  */
 export function accountDigestIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
-  const prefix = envPrefix ?? DEFAULT_ENV_PREFIX;
-  return accountDigest(prefix, baseUrl ?? env[accountEnv(prefix).BASE_URL] ?? "");
+  return accountDigest(envPrefix ?? DEFAULT_ENV_PREFIX, apiUrlIn(env, envPrefix, baseUrl));
+}
+
+/** The API address the scripts use for an account: the construct's base URL, else the prefix's BASE_URL variable. */
+export function apiUrlIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
+  return baseUrl ?? env[accountEnv(envPrefix ?? DEFAULT_ENV_PREFIX).BASE_URL] ?? "";
 }
 
 /** See {@link apiDigest}. An address that does not parse is only trimmed. */
@@ -132,13 +136,13 @@ function writeRecord(file: string, record: object): void {
   writePrivateFile(file, JSON.stringify(record) + "\n");
 }
 
+/**
+ * The record in `file`, or undefined. A file that cannot be read is taken as absent; one that is read
+ * but holds no JSON object is damaged: it is warned about and removed.
+ */
 function readRecord(file: string, cwd: string, warn: (line: string) => void): Record<string, unknown> | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  const text = readIfReadable(file);
+  if (text === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as unknown;
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
@@ -211,19 +215,11 @@ export function retireHandoffs(cwd: string, workspace: string, runId: string, al
     if (!all && raw.runId === runId) continue;
     // A read deferred to the apply runs beside this run's provisioners: a hand-off written or
     // claimed since it was read is theirs, not one to retire.
-    if (readIfPresent(full) !== text) continue;
+    if (readIfReadable(full) !== text) continue;
     writeRecord(full, { ...raw, retired: true });
     retired++;
   }
   return retired;
-}
-
-function readIfPresent(file: string): string | undefined {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 export function removeHandoff(cwd: string, workspace: string, key: string): void {

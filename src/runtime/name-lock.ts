@@ -1,9 +1,10 @@
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync, type Stats } from "node:fs";
+import { closeSync, linkSync, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync, type Stats } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { foldTokenName } from "../protocol";
 import { runBudgetMsOrDefault } from "../shared/config";
 import { accountDigest } from "./handoff";
+import { readIfReadable } from "./private-file";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
@@ -115,14 +116,6 @@ function isStale(seen: SeenLock, staleAfterMs: number): boolean {
   return age > staleAfterMs || holderIsGone(seen.content);
 }
 
-function readLock(file: string): string | undefined {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
  * count it (apiDigest: trailing slashes, white space, the case of scheme and host aside), so two spellings of one
@@ -150,7 +143,7 @@ function observeLock(file: string): SeenLock | undefined {
     return undefined;
   }
   // A file that exists but cannot be read names no holder: judged by its age (see isStale).
-  const content = readLock(file) ?? "";
+  const content = readIfReadable(file) ?? "";
   return { content, ino: stat.ino, mtimeMs: stat.mtimeMs };
 }
 
@@ -292,6 +285,6 @@ export async function withFileLock<T>(file: string, opts: FileLockOptions, fn: (
     return await fn();
   } finally {
     // Ours only: a lock broken as stale meanwhile may now be another process's.
-    if (readLock(file) === owner) rmSync(file, { force: true });
+    if (readIfReadable(file) === owner) rmSync(file, { force: true });
   }
 }

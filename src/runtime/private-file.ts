@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -10,4 +10,18 @@ export function writePrivateFile(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode: 0o600 });
   renameSync(tmp, file);
+}
+
+/**
+ * The text of `file`, or undefined when it cannot be read, whatever the reason (absent, removed
+ * meanwhile, a folder, no permission). Every reader of the hand-off folder treats a file it cannot
+ * read as one that is not there: a record is not followed, a lock names no holder, a lock not read
+ * as ours is not removed.
+ */
+export function readIfReadable(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
 }

@@ -11,7 +11,8 @@ import type { RuntimeContext } from "../../src/shared/context";
 import { accountDigest, apiDigest, readAppliedRecord } from "../../src/runtime/handoff";
 import { nameLockPath } from "../../src/runtime/name-lock";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { applyToken, releaseToken } from "../../src/runtime/token-commands";
+import { applyToken } from "../../src/runtime/token-apply";
+import { releaseToken } from "../../src/runtime/token-release";
 
 const A = { username: "keys-a", password: "keys-a-password-1", account: "a" };
 const B = { username: "keys-b", password: "keys-b-password-2", account: "b" };

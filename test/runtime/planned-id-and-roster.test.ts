@@ -8,7 +8,7 @@ import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { applyToken } from "../../src/runtime/token-commands";
+import { applyToken } from "../../src/runtime/token-apply";
 import { releaseRoster } from "../../src/runtime/token-roster";
 
 const USER = { username: "planned-bot", password: "planned-password-4e1a" };

@@ -13,7 +13,9 @@ import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
 import { apiDigest } from "../../src/runtime/handoff";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
-import { applyToken, releaseToken, CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/token-commands";
+import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/handoff-takeover";
+import { applyToken } from "../../src/runtime/token-apply";
+import { releaseToken } from "../../src/runtime/token-release";
 import { stackRead } from "../../src/runtime/stack-read";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };

@@ -4,7 +4,7 @@
  */
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { withTriggerEnv } from "../../src/runtime/token-commands";
+import { withTriggerEnv } from "../../src/runtime/token-scope";
 
 const context = (env: NodeJS.ProcessEnv): RuntimeContext => ({ cwd: "/", env, out: createOutput(() => undefined, new Redactor([])) });
 

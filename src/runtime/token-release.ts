@@ -1,0 +1,81 @@
+import { withClient, type RuntimeContext } from "../shared/context";
+import { errorMessage } from "./error-message";
+import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "./handoff";
+import { TokenEnv } from "../protocol";
+import { runTokens } from "./run-walk";
+import { pickByName } from "./token-names";
+import { accountDigestOf, runOf, tokenScope, withTriggerEnv, type TokenScope } from "./token-scope";
+
+/**
+ * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
+ * does what is right for both: it leaves a hand-off that only a create half of this same run may
+ * take, and says so in an info line; the stack's roster warns about tokens that stay active.
+ * (Under create_before_destroy Terraform does not run it at all.) It never fails, whatever the
+ * state holds: a destroy must not be blocked by an API that cannot be reached or by triggers of an
+ * older version, since it changes nothing on the API.
+ */
+export async function releaseToken(input: RuntimeContext): Promise<void> {
+  let ctx: RuntimeContext;
+  let scope: TokenScope;
+  try {
+    ctx = withTriggerEnv(input);
+    scope = tokenScope(ctx.env);
+  } catch (err) {
+    // A state written by an older version (no `key` trigger) or damaged: nothing to hand off.
+    input.out.warn(
+      `this resource's triggers cannot be read (${errorMessage(err)}; a state written by an older version of cdktf-gpucloud, or edited): ` +
+        `its API token is left as it is and stays ACTIVE (the GPU cloud API has no delete operation). Nothing was changed.`,
+    );
+    return;
+  }
+  try {
+    await release(ctx, scope);
+  } catch (err) {
+    ctx.out.warn(
+      `could not release API token "${ctx.env[TokenEnv.NAME] ?? ""}": ${ctx.out.redact(errorMessage(err))}. ` +
+        `It is left as it is and stays ACTIVE; a replacing resource adopts it by name.`,
+    );
+  }
+}
+
+async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
+  const name = ctx.env[TokenEnv.NAME] ?? "";
+  const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
+  let id: string | undefined;
+  let lookedUp = false;
+  if (name) {
+    try {
+      id = await withClient(
+        ctx,
+        scope.baseUrl,
+        async (client) =>
+          pickByName((await runTokens(ctx, client, accountDigestOf(scope, ctx.env))).tokens, name, undefined, lastApplied?.id)?.id,
+        scope.envPrefix,
+      );
+      lookedUp = true;
+    } catch (err) {
+      ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
+    }
+  }
+  // The token is let go: a later create must not take this record for a rename it missed.
+  removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
+
+  if (lookedUp && id === undefined) {
+    ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
+    return;
+  }
+  const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
+  writeHandoff(ctx.cwd, {
+    key: scope.key,
+    workspace: scope.workspace,
+    id,
+    name,
+    // Without a run id (a configuration this version does not write) no create half takes it over.
+    runId: runOf(ctx) ?? "",
+    api: accountDigestOf(scope, ctx.env),
+    releasedAt: new Date().toISOString(),
+  });
+  // Not a warning: this half cannot tell a replacement from a destroy, and a replacement is the everyday case.
+  // A token that really stays behind (the stack destroyed, the ApiToken removed) is the stack's roster's to report.
+  ctx.out.info(`released ${which} to the resource that replaces this one, if any`);
+}
