@@ -3,7 +3,6 @@
  * the checks made before anything is sent. How they are retried is decided by the façade.
  */
 import { GpuCloudError } from "./errors";
-import type { ListTokensParams } from "./pagination";
 import { decodeFlavors, decodeToken, decodeTokenList } from "./schemas";
 import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
 import type { HttpCall } from "./transport";
@@ -29,6 +28,15 @@ export function listFlavorsCall(regionId: string | undefined): HttpCall<FlavorRe
   if (regionId !== undefined && (typeof regionId !== "string" || regionId === ""))
     invalid(LIST_FLAVORS, "regionId must be a non-empty string");
   return { operation: LIST_FLAVORS, method: "GET", path: "/flavors", query: { region_id: regionId }, decode: decodeFlavors };
+}
+
+/** Query parameters of GET /api-tokens (spec §4.5). */
+export interface ListTokensParams {
+  readonly limit?: number;
+  readonly offset?: number;
+  /** A field to order by, e.g. `created_at` (allowed names: not in the spec). */
+  readonly sortField?: string;
+  readonly sortOrder?: "asc" | "desc";
 }
 
 export function listTokensCall(params: ListTokensParams): HttpCall<TokenList> {

@@ -22,17 +22,10 @@
  * - Pages of a single item cannot overlap; such a walk relies on `total` alone.
  */
 import { GpuCloudError } from "./errors";
-import { LIST_TOKENS } from "./operations";
-import type { ApiToken, TokenList } from "./schemas";
-import type { TokensSinceOptions } from "./tokens-since";
+import { LIST_TOKENS, type ListTokensParams } from "./operations";
 
-export interface ListTokensParams {
-  readonly limit?: number;
-  readonly offset?: number;
-  /** A field to order by, e.g. `created_at` (allowed names: not in the spec). */
-  readonly sortField?: string;
-  readonly sortOrder?: "asc" | "desc";
-}
+export type { ListTokensParams };
+import type { ApiToken, TokenList } from "./schemas";
 
 export interface ListAllTokensOptions {
   /** Items asked for per page (default 100; the server may return fewer or more). */
@@ -50,6 +43,16 @@ export interface ListAllTokensOptions {
    * the server's page size, and the rest are fetched side by side. 1 walks one page at a time.
    */
   readonly concurrency?: number;
+}
+
+/** Options of the newest-first read (./tokens-since.ts). */
+export interface TokensSinceOptions {
+  /** Items asked for per page (default 100). */
+  readonly pageSize?: number;
+  /** Hard bound on requests of one read (default 10 000). */
+  readonly maxPages?: number;
+  /** Reads before giving up on a list that keeps shifting (default 6). */
+  readonly maxWalks?: number;
 }
 
 /** Anything that lists one page of tokens, e.g. a GpuCloudClient. */

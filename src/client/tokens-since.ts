@@ -12,18 +12,10 @@ import {
   ListingPlan,
   nextOffset,
   type TokenPageSource,
+  type TokensSinceOptions,
   type WalkEnvironment,
 } from "./pagination";
 import type { ApiToken } from "./schemas";
-
-export interface TokensSinceOptions {
-  /** Items asked for per page (default 100). */
-  readonly pageSize?: number;
-  /** Hard bound on requests of one read (default 10 000). */
-  readonly maxPages?: number;
-  /** Reads before giving up on a list that keeps shifting (default 6). */
-  readonly maxWalks?: number;
-}
 
 /**
  * Every token created at or after `since` (a `created_at` as the API reports it, e.g. the newest
