@@ -4,6 +4,7 @@
  * credential variables as the scripts Terraform runs, and selects and sorts with the same code
  * as `Flavors`, so what it lists is what a `Flavors` with the same filter would find.
  */
+import { errorMessage } from "../shared/error-message";
 import { parseArgs } from "node:util";
 import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
 import { ConfigError, envPrefixOf, secretValues } from "../shared/config";
@@ -84,7 +85,7 @@ export async function runCli(io: CliIo): Promise<number> {
     }
     return await listFlavors(parsed, io, redactor);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     stderr(`gpucloud: error: ${message}\n`);
     if (err instanceof UsageError) {
       stderr("Run `gpucloud --help` for the options.\n");
@@ -142,7 +143,7 @@ function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
       },
     }));
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorMessage(err));
   }
   if (values.help) return "help";
   if (values.spot && values["no-spot"]) throw new UsageError("give --spot or --no-spot, not both");

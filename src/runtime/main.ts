@@ -16,7 +16,7 @@ import { accountDigest } from "./handoff";
 import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
 import { FORMER_STACK_READ_COMMAND, RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "../protocol";
 import { runSessionStore } from "./run-session";
-import { errorMessage } from "./error-message";
+import { errorMessage } from "../shared/error-message";
 import { applyToken } from "./token-apply";
 import { releaseToken } from "./token-release";
 import { stackRead } from "./stack-read";

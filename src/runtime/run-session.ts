@@ -1,3 +1,4 @@
+import { errorMessage } from "../shared/error-message";
 import type * as Crypto from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -77,9 +78,7 @@ export function runSessionStore(cwd: string, run: string, account: string, opts:
       } catch (err) {
         // The API's errors (the login's) are the caller's; the folder's (a lock, a file) only cost a login.
         if (err instanceof GpuCloudError) throw err;
-        opts.warn(
-          `could not share this run's login (${err instanceof Error ? err.message : String(err)}); logging in for this script alone`,
-        );
+        opts.warn(`could not share this run's login (${errorMessage(err)}); logging in for this script alone`);
         return { session: fresh ?? (await login()), reused: false };
       }
     },

@@ -1,3 +1,4 @@
+import { errorMessage } from "../shared/error-message";
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { ApiClient } from "../client/client";
@@ -108,7 +109,7 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
       });
     } catch (err) {
       if (!isFolderError(err)) throw err;
-      ctx.out.warn(`could not share this run's walk of the API tokens (${errorText(err)}); walking them for this provisioner alone`);
+      ctx.out.warn(`could not share this run's walk of the API tokens (${errorMessage(err)}); walking them for this provisioner alone`);
       return fresh ? { tokens: fresh, since: newestOf(fresh) } : own();
     }
     if (fresh) return { tokens: fresh, since: walk.since };
@@ -119,8 +120,6 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
   for (const t of since) byId.set(t.id, t);
   return { tokens: [...byId.values()], since: walk.since };
 }
-
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * The tokens created at or after `from` (the API's created_at), newest first (the client's
@@ -151,7 +150,7 @@ export async function recordRunWrite(ctx: RuntimeContext, account: string, token
   } catch (err) {
     // The write itself succeeded; a later create of this name in this run walks the API instead.
     ctx.out.warn(
-      `could not record API token ${token.id} in this run's walk (${errorText(err)}); removing the walk, so the next look is a full one`,
+      `could not record API token ${token.id} in this run's walk (${errorMessage(err)}); removing the walk, so the next look is a full one`,
     );
     rmSync(file, { force: true });
   }

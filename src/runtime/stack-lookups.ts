@@ -1,3 +1,4 @@
+import { errorMessage } from "../shared/error-message";
 import type { FlavorFilter } from "../client/flavor-filter";
 import type { FlavorRegionGroup } from "../client/schemas";
 import { ConfigError, envPrefixOf } from "../shared/config";
@@ -73,8 +74,7 @@ export async function answerLookups(
   result: Record<string, string>,
 ): Promise<string[]> {
   const errors: string[] = [];
-  const fail = (lookup: StackLookup, err: unknown) =>
-    errors.push(`${lookupLabel(lookup)}: ${err instanceof Error ? err.message : String(err)}`);
+  const fail = (lookup: StackLookup, err: unknown) => errors.push(`${lookupLabel(lookup)}: ${errorMessage(err)}`);
   const asked: Array<{ readonly lookup: StackLookup; readonly filters: FlavorFilter[] }> = [];
   for (const lookup of lookups) {
     try {

@@ -1,3 +1,4 @@
+import { errorMessage } from "../shared/error-message";
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { accountDigestIn, readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
@@ -115,7 +116,7 @@ class ReadError extends Error {
     err: unknown,
     readonly readers: ReadonlyArray<ManagedToken | StackLookup>,
   ) {
-    super(`${err instanceof Error ? err.message : String(err)} (read for ${readers.map(readerLabel).join(", ")})`);
+    super(`${errorMessage(err)} (read for ${readers.map(readerLabel).join(", ")})`);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ApiClient } from "../client/client";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { errorMessage } from "./error-message";
+import { errorMessage } from "../shared/error-message";
 import { readAppliedRecord, removeHandoff, writeAppliedRecord, type AppliedRecord, type Handoff } from "./handoff";
 import { takeHandoff } from "./handoff-takeover";
 import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";

@@ -1,5 +1,5 @@
 import { withClient, type RuntimeContext } from "../shared/context";
-import { errorMessage } from "./error-message";
+import { errorMessage } from "../shared/error-message";
 import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "./handoff";
 import { TokenEnv } from "../protocol";
 import { runTokens } from "./run-walk";
