@@ -1,7 +1,7 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, TerraformStack, Token, ref, type IResolvable } from "cdktf";
 import { Construct } from "constructs";
-import { IN_SYNC, InventoryResultField, PLANNED_ID_ENV, RuntimeCommand, TokenEnv, TokenTrigger } from "../protocol";
+import { IN_SYNC, StackReadResultField, PLANNED_ID_ENV, RuntimeCommand, TokenEnv, TokenTrigger } from "../protocol";
 import { resolveAccount, type GpuCloudAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
@@ -67,14 +67,14 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
  * a `terraform_data`; not when the last construct of this library leaves the stack's code).
  *
  * Behind it:
- * - the stack's one `data.external` inventory (shared by every ApiToken of the stack), read at
+ * - the stack's one `data.external` read (shared by every ApiToken of the stack), read at
  *   every plan: does the API hold each configured token, and what are its attributes?
  * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
- *   change when the configuration changes or the inventory finds drift, so Terraform replaces
+ *   change when the configuration changes or the plan-time read finds drift, so Terraform replaces
  *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
  * - the `data.external` read after the writes of its group of tokens (one per 25 ApiTokens of
- *   the stack), which has an instance only while the inventory has no id for some token of the
- *   group (a create, a rename without previousNames). A token the inventory found, in sync or
+ *   the stack), which has an instance only while the plan-time read has no id for some token of the
+ *   group (a create, a rename without previousNames). A token the plan-time read found, in sync or
  *   updated in place, takes its attributes from it, known at plan time; the others, from that read.
  * - the stack's roster (`terraform_data`), which warns about the tokens a stack stops managing.
  */
@@ -115,8 +115,8 @@ export class ApiToken extends Construct {
     const constructPath = terraformLiteral(this.node.path);
     const workspace = "${terraform.workspace}";
 
-    const inventory = StackRead.of(this);
-    inventory.register(this, {
+    const stackRead = StackRead.of(this);
+    stackRead.register(this, {
       key,
       name: props.name,
       description: props.description,
@@ -129,7 +129,7 @@ export class ApiToken extends Construct {
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
     // every cdktf token captures a stack trace when created, which made synthesis much slower
     // than the same elements declared by hand (docs/performance.md).
-    const inSync = `${inventory.resultField(key, InventoryResultField.IN_SYNC)} == "true"`;
+    const inSync = `${stackRead.resultField(key, StackReadResultField.IN_SYNC)} == "true"`;
 
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which forces a replacement, and it becomes
@@ -160,7 +160,7 @@ export class ApiToken extends Construct {
             [TokenEnv.RUN]: RUN_ID,
             // The id consumers were planned with (known at plan while the read finds the token): the
             // create half fails rather than end on another token. Evaluated at apply from the plan's read.
-            [PLANNED_ID_ENV]: `\${${inventory.resultField(key, InventoryResultField.ID)}}`,
+            [PLANNED_ID_ENV]: `\${${stackRead.resultField(key, StackReadResultField.ID)}}`,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
           },
         },
@@ -173,18 +173,18 @@ export class ApiToken extends Construct {
       ],
     });
 
-    inventory.addWrite(key, sync);
+    stackRead.addWrite(key, sync);
 
     // Attributes of a token in sync are known at plan time; see attributeExpression.
     const stack = TerraformStack.of(this);
-    const attributeExpression = (field: string) => inventory.attributeExpression(key, field);
-    this.idExpression = attributeExpression(InventoryResultField.ID);
+    const attributeExpression = (field: string) => stackRead.attributeExpression(key, field);
+    this.idExpression = attributeExpression(StackReadResultField.ID);
     TokenRoster.of(this).add(this, {
       name: props.name,
       previousNames,
       idExpression: this.idExpression,
       envPrefix,
-      lookupErrors: inventory.lookupErrors,
+      lookupErrors: stackRead.lookupErrors,
     });
     // Numbers: an empty text (a token gone, seen by a refresh-only plan) becomes null, not a failed tonumber("").
     this.attribute = (field, wrap) => {
@@ -195,7 +195,7 @@ export class ApiToken extends Construct {
 
   /** The token's id. */
   public get tokenId(): string {
-    return Token.asString(this.cached(InventoryResultField.ID, ""));
+    return Token.asString(this.cached(StackReadResultField.ID, ""));
   }
 
   /**
@@ -212,7 +212,7 @@ export class ApiToken extends Construct {
           "or an ephemeral variable, or set valueInState: true",
       );
     }
-    return Token.asString(this.cached(InventoryResultField.TOKEN, "sensitive"));
+    return Token.asString(this.cached(StackReadResultField.TOKEN, "sensitive"));
   }
 
   /**
@@ -238,12 +238,12 @@ export class ApiToken extends Construct {
 
   /** Creation time as the API reports it (the spec shows neither unit nor epoch). */
   public get createdAt(): number {
-    return Token.asNumber(this.cached(InventoryResultField.CREATED_AT, "tonumber"));
+    return Token.asNumber(this.cached(StackReadResultField.CREATED_AT, "tonumber"));
   }
 
   /** Last use as the API reports it; 0 means never used. */
   public get lastUsed(): number {
-    return Token.asNumber(this.cached(InventoryResultField.LAST_USED, "tonumber"));
+    return Token.asNumber(this.cached(StackReadResultField.LAST_USED, "tonumber"));
   }
 
   /** Made on first use: a reference costs a stack trace, and most stacks read one or two attributes. */

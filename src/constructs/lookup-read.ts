@@ -1,7 +1,7 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { TerraformStack, Token, ref } from "cdktf";
 import type { Construct } from "constructs";
-import { inventoryKey, type LookupKindName } from "../protocol";
+import { stackReadKey, type LookupKindName } from "../protocol";
 import { externalProgram } from "./runtime-script";
 import { StackRead } from "./stack-read";
 import { isKnown } from "./validation";
@@ -19,7 +19,7 @@ export function lookupField(scope: Construct, kind: LookupKindName, query: Reado
     const results = StackRead.of(scope).addLookup(scope, kind, query);
     const stack = TerraformStack.of(scope);
     const key = scope.node.addr;
-    return (name) => Token.asString(ref(`${results}["${inventoryKey(key, name)}"]`, stack));
+    return (name) => Token.asString(ref(`${results}["${stackReadKey(key, name)}"]`, stack));
   }
   const lookup = new DataExternal(scope, "lookup", { program: externalProgram(scope, kind), query: { ...query } });
   return (name) => lookup.result.lookup(name);

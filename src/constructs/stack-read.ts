@@ -4,22 +4,22 @@ import { Construct } from "constructs";
 import {
   DEFAULT_ENV_PREFIX,
   foldTokenName,
-  INVENTORY_AFTER_WRITE,
-  INVENTORY_LOOKUP_ERRORS,
-  INVENTORY_RETIRE_HANDOFFS,
-  INVENTORY_RUN,
-  INVENTORY_VALUE_SLOTS,
-  INVENTORY_WARNINGS,
-  INVENTORY_WORKSPACE,
+  STACK_READ_AFTER_WRITE,
+  STACK_READ_LOOKUP_ERRORS,
+  STACK_READ_RETIRE_HANDOFFS,
+  STACK_READ_RUN,
+  STACK_READ_VALUE_SLOTS,
+  STACK_READ_WARNINGS,
+  STACK_READ_WORKSPACE,
   RetireHandoffs,
-  InventoryQueryField,
-  InventoryResultField,
+  StackReadQueryField,
+  StackReadResultField,
   RuntimeCommand,
   type LookupKindName,
   type StackReadToken,
   TokenValueField,
   TOKEN_VALUE_RUN,
-  inventoryKey,
+  stackReadKey,
 } from "../protocol";
 import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
@@ -31,7 +31,7 @@ import { isKnown, propError } from "./validation";
  * The read's construct id: the prefix of its Terraform names (data sources, locals), kept from
  * when it read tokens only, so that the names in users' configurations and states do not change.
  */
-const INVENTORY_ID = "gpucloud-token-inventory";
+const STACK_READ_ID = "gpucloud-token-inventory";
 
 /** The terraform run's id (see TokenEnv.RUN): the same in every read and provisioner of one run. */
 export const RUN_ID = "${plantimestamp()}";
@@ -45,11 +45,11 @@ const AFTER_WRITE_GROUP_SIZE = 25;
 /** One read after the writes, for up to AFTER_WRITE_GROUP_SIZE tokens. */
 interface AfterWriteGroup {
   readonly data: DataExternal;
-  /** Each token's attributes (token key → result map), from the inventory or from this read (see attributeAddress). */
+  /** Each token's attributes (token key → result map), from the plan-time read or from this read (see attributeAddress). */
   readonly attributes: TerraformLocal;
   /** The group's part of the stack's query, and the after-write marker. */
   readonly query: Record<string, string>;
-  /** The slots (see inventoryKey) of the group's tokens. */
+  /** The slots (see stackReadKey) of the group's tokens. */
   readonly slots: string[];
   /** The group's sync resources: the read waits for them. */
   readonly writes: string[];
@@ -91,33 +91,33 @@ function accountOf(entry: StackReadToken): { readonly key: string; readonly labe
  * process, whatever their number.
  */
 export class StackRead extends Construct {
-  /** The stack's inventory, created on first use. */
+  /** The stack's read, created on first use. */
   static of(scope: Construct): StackRead {
     const stack = TerraformStack.of(scope);
-    const existing = stack.node.tryFindChild(INVENTORY_ID);
-    return existing instanceof StackRead ? existing : new StackRead(stack, INVENTORY_ID);
+    const existing = stack.node.tryFindChild(STACK_READ_ID);
+    return existing instanceof StackRead ? existing : new StackRead(stack, STACK_READ_ID);
   }
 
   readonly data: DataExternal;
   /**
-   * The inventory's result, as a local value that every token's expressions read. Terraform
+   * The plan-time read's result, as a local value that every token's expressions read. Terraform
    * decodes a data source's whole result from its working state for each expression that refers
    * to it; a local is evaluated once and kept decoded (figures: docs/performance.md).
    */
   private readonly observed: TerraformLocal;
   /**
    * The query of a group of tokens, read again after their writes: each group's read depends on
-   * its tokens' sync resources only, and has an instance only while the inventory finds one of
+   * its tokens' sync resources only, and has an instance only while the plan-time read finds one of
    * them out of sync, so a steady plan runs one script for the whole stack, and an apply one per
    * group with a write.
    */
   private readonly groups: AfterWriteGroup[] = [];
   /** Token key → its group. */
   private readonly groupOf = new Map<string, AfterWriteGroup>();
-  /** Token key → its slot in the query and the results: `t0`, `t1`, ... (see inventoryKey). */
+  /** Token key → its slot in the query and the results: `t0`, `t1`, ... (see stackReadKey). */
   private readonly slotOf = new Map<string, string>();
   /** The workspace lets the script find what this folder last applied (see addWarningsCheck). */
-  private readonly query: Record<string, string> = { [INVENTORY_WORKSPACE]: "${terraform.workspace}" };
+  private readonly query: Record<string, string> = { [STACK_READ_WORKSPACE]: "${terraform.workspace}" };
   /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
   private queryHasComputedValues = false;
   /** The literal lookups' part of the query (see addLookup). */
@@ -143,7 +143,7 @@ export class StackRead extends Construct {
   }
 
   /**
-   * The run's id and which hand-offs this read retires (see INVENTORY_RETIRE_HANDOFFS), for a
+   * The run's id and which hand-offs this read retires (see STACK_READ_RETIRE_HANDOFFS), for a
    * stack with tokens. A literal query is read while Terraform plans, before any provisioner of
    * the run; one with an expression may be read during the apply, after destroy halves of its
    * own run handed off.
@@ -151,13 +151,13 @@ export class StackRead extends Construct {
   private runFields(): Record<string, string> {
     if (this.slotOf.size === 0) return {};
     const retire = this.queryHasComputedValues ? RetireHandoffs.OTHER_RUNS : RetireHandoffs.ALL;
-    return { [INVENTORY_RUN]: RUN_ID, [INVENTORY_RETIRE_HANDOFFS]: retire };
+    return { [STACK_READ_RUN]: RUN_ID, [STACK_READ_RETIRE_HANDOFFS]: retire };
   }
 
   /**
    * Adds a Flavors or FlavorPreference whose query is literal (`query`: its command's query, every
    * value known at synth time); returns the Terraform address (text) of a map that holds its result
-   * fields under `inventoryKey(<its construct address>, <field>)`. The stack's read answers it,
+   * fields under `stackReadKey(<its construct address>, <field>)`. The stack's read answers it,
    * unless some token's query holds an expression: that read is then unknown at plan until apply,
    * and the lookup's attributes must stay known at plan, so the lookups get one read of their own
    * (decided at synthesis, once every construct is added). A lookup with an expression in its own
@@ -166,9 +166,9 @@ export class StackRead extends Construct {
    */
   addLookup(owner: Construct, kind: LookupKindName, query: Readonly<Record<string, string>>): string {
     const key = owner.node.addr;
-    this.lookupQuery[inventoryKey(key, InventoryQueryField.LOOKUP)] = kind;
-    this.lookupQuery[inventoryKey(key, InventoryQueryField.PATH)] = terraformLiteral(owner.node.path);
-    for (const [field, value] of Object.entries(query)) this.lookupQuery[inventoryKey(key, field)] = value;
+    this.lookupQuery[stackReadKey(key, StackReadQueryField.LOOKUP)] = kind;
+    this.lookupQuery[stackReadKey(key, StackReadQueryField.PATH)] = terraformLiteral(owner.node.path);
+    for (const [field, value] of Object.entries(query)) this.lookupQuery[stackReadKey(key, field)] = value;
     this.lookupResults ??= this.addLookupResults();
     return `local.${this.lookupResults.friendlyUniqueId}`;
   }
@@ -204,7 +204,7 @@ export class StackRead extends Construct {
    * cdktf or cdktn writes check blocks, hence the override.
    */
   private addWarningsCheck(): void {
-    const planned = `lookup(${this.resultAddress}, "${INVENTORY_WARNINGS}", "")`;
+    const planned = `lookup(${this.resultAddress}, "${STACK_READ_WARNINGS}", "")`;
     // Check blocks came with Terraform 1.5: an older one would stop at "Unsupported block type".
     requireTerraformVersion(this, "1.5.0");
     TerraformStack.of(this).addOverride("check.gpucloud_api_tokens", {
@@ -218,7 +218,7 @@ export class StackRead extends Construct {
   }
 
   /**
-   * The Terraform expression (text) of a token's attribute: the inventory's value while the
+   * The Terraform expression (text) of a token's attribute: the plan-time read's value while the
    * plan-time read found the token (in sync or updated in place: known at plan), else its group's
    * read after the writes. Written once per group,
    * in the group's local, rather than once per attribute: Terraform builds a new evaluation
@@ -228,23 +228,23 @@ export class StackRead extends Construct {
    */
   attributeExpression(key: string, field: string): string {
     const slot = this.slot(key);
-    return `local.${this.group(key).attributes.friendlyUniqueId}["${slot}"]["${inventoryKey(slot, field)}"]`;
+    return `local.${this.group(key).attributes.friendlyUniqueId}["${slot}"]["${stackReadKey(slot, field)}"]`;
   }
 
-  /** The Terraform expression (text) of one field of a token in the plan-time inventory's result. */
+  /** The Terraform expression (text) of one field of a token in the plan-time read's result. */
   resultField(key: string, field: string): string {
-    return `${this.resultAddress}["${inventoryKey(this.slot(key), field)}"]`;
+    return `${this.resultAddress}["${stackReadKey(this.slot(key), field)}"]`;
   }
 
   private slot(key: string): string {
     const slot = this.slotOf.get(key);
-    if (slot === undefined) throw new Error(`cdktf-gpucloud: token key ${key} is not registered with the stack's inventory`);
+    if (slot === undefined) throw new Error(`cdktf-gpucloud: token key ${key} is not registered with the stack's read`);
     return slot;
   }
 
   private group(key: string): AfterWriteGroup {
     const group = this.groupOf.get(key);
-    if (!group) throw new Error(`cdktf-gpucloud: token key ${key} is not registered with the stack's inventory`);
+    if (!group) throw new Error(`cdktf-gpucloud: token key ${key} is not registered with the stack's read`);
     return group;
   }
 
@@ -258,18 +258,18 @@ export class StackRead extends Construct {
    */
   private joinGroup(key: string, slot: string): void {
     // Whether the plan-time read found the token of slot `k` (Terraform text naming the slot): a token in sync always has its id.
-    const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${InventoryResultField.ID}"] != ""`;
+    const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${StackReadResultField.ID}"] != ""`;
     let group = this.groups[this.groups.length - 1];
     if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
       // The run's id lets this read use the session the run's scripts share; it retires nothing.
       const query: Record<string, string> = {
-        [INVENTORY_WORKSPACE]: this.query[INVENTORY_WORKSPACE],
-        [INVENTORY_AFTER_WRITE]: "true",
-        [INVENTORY_RUN]: RUN_ID,
+        [STACK_READ_WORKSPACE]: this.query[STACK_READ_WORKSPACE],
+        [STACK_READ_AFTER_WRITE]: "true",
+        [STACK_READ_RUN]: RUN_ID,
       };
       const slots: string[] = [];
       const writes: string[] = [];
-      // Terraform refuses a count unknown at plan ("Invalid count argument"). The inventory's result
+      // Terraform refuses a count unknown at plan ("Invalid count argument"). The plan-time read's result
       // is unknown at plan when its query holds a value only known at apply (a name taken from a
       // resource's attribute): then every group's read after the writes has its one instance.
       // Otherwise it has one only while some token of the group has no id yet (see plannedKnown).
@@ -278,13 +278,16 @@ export class StackRead extends Construct {
       const valueSlots = () => `\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${plannedKnown("k")})])}`;
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
         program: externalProgram(this, RuntimeCommand.STACK_READ),
-        query: Lazy.anyValue({ produce: () => ({ ...query, [INVENTORY_VALUE_SLOTS]: valueSlots() }) }) as unknown as Record<string, string>,
+        query: Lazy.anyValue({ produce: () => ({ ...query, [STACK_READ_VALUE_SLOTS]: valueSlots() }) }) as unknown as Record<
+          string,
+          string
+        >,
         count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileIdUnknown()) })),
       });
       // Filled as tokens are added; cdktf reads it when it synthesizes.
       data.dependsOn = writes;
       // In sync, or updated in place (the plan-time read found the token: a description change, a
-      // rename with previousNames, an adopted token's change): the inventory's result, known at
+      // rename with previousNames, an adopted token's change): the plan-time read's result, known at
       // plan time, since an update keeps the token's id and value (the create half refuses to end
       // on another id, see PLANNED_ID_ENV). Created, or renamed through a hand-off: this group's
       // read after the writes; one() of the splat is null while that read has no instance. The
@@ -351,19 +354,19 @@ export class StackRead extends Construct {
     this.joinGroup(entry.key, slot);
     const groupQuery = this.group(entry.key).query;
     const ask = (field: string, value: string) => {
-      this.query[inventoryKey(slot, field)] = value;
-      groupQuery[inventoryKey(slot, field)] = value;
+      this.query[stackReadKey(slot, field)] = value;
+      groupQuery[stackReadKey(slot, field)] = value;
     };
-    ask(InventoryQueryField.KEY, entry.key);
+    ask(StackReadQueryField.KEY, entry.key);
     // For the read's errors, which name every construct they concern.
-    ask(InventoryQueryField.PATH, terraformLiteral(owner.node.path));
-    if (entry.envPrefix !== undefined) ask(InventoryQueryField.ENV_PREFIX, entry.envPrefix);
-    ask(InventoryQueryField.NAME, terraformLiteral(entry.name));
-    if (entry.description !== undefined) ask(InventoryQueryField.DESCRIPTION, terraformLiteral(entry.description));
-    if (entry.baseUrl !== undefined) ask(InventoryQueryField.BASE_URL, terraformLiteral(entry.baseUrl));
+    ask(StackReadQueryField.PATH, terraformLiteral(owner.node.path));
+    if (entry.envPrefix !== undefined) ask(StackReadQueryField.ENV_PREFIX, entry.envPrefix);
+    ask(StackReadQueryField.NAME, terraformLiteral(entry.name));
+    if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description));
+    if (entry.baseUrl !== undefined) ask(StackReadQueryField.BASE_URL, terraformLiteral(entry.baseUrl));
     // Only when false: the query (and so the plan) of stacks that keep the default stays as it was.
-    if (!entry.valueInState) ask(InventoryQueryField.VALUE_IN_STATE, "false");
-    entry.previousNames.forEach((previous, i) => ask(`${InventoryQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous)));
+    if (!entry.valueInState) ask(StackReadQueryField.VALUE_IN_STATE, "false");
+    entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous)));
   }
 
   /**
@@ -372,18 +375,18 @@ export class StackRead extends Construct {
    * by id, with one script run per plan and per apply.
    */
   ephemeralValue(key: string, idExpression: string, where: { readonly baseUrl?: string; readonly envPrefix?: string }): string {
-    this.valueQuery.push(`"${inventoryKey(key, TokenValueField.ID)}" = ${idExpression}`);
+    this.valueQuery.push(`"${stackReadKey(key, TokenValueField.ID)}" = ${idExpression}`);
     if (where.baseUrl !== undefined) {
       // A literal: a quoted HCL string (JSON quoting is valid HCL; terraformLiteral escapes `${`). An expression:
-      // the inventory's own query item, since cdktf writes a token nested in this text as bare
+      // the plan-time read's own query item, since cdktf writes a token nested in this text as bare
       // HCL (`"https://var.host"` for `https://${var.host}`), a literal URL nobody configured.
       const baseUrl = isKnown(where.baseUrl)
         ? JSON.stringify(terraformLiteral(where.baseUrl))
-        : `data.external.${this.data.friendlyUniqueId}.query["${inventoryKey(this.slot(key), InventoryQueryField.BASE_URL)}"]`;
-      this.valueQuery.push(`"${inventoryKey(key, TokenValueField.BASE_URL)}" = ${baseUrl}`);
+        : `data.external.${this.data.friendlyUniqueId}.query["${stackReadKey(this.slot(key), StackReadQueryField.BASE_URL)}"]`;
+      this.valueQuery.push(`"${stackReadKey(key, TokenValueField.BASE_URL)}" = ${baseUrl}`);
     }
     if (where.envPrefix !== undefined) {
-      this.valueQuery.push(`"${inventoryKey(key, TokenValueField.ENV_PREFIX)}" = ${JSON.stringify(where.envPrefix)}`);
+      this.valueQuery.push(`"${stackReadKey(key, TokenValueField.ENV_PREFIX)}" = ${JSON.stringify(where.envPrefix)}`);
     }
     this.valuesAddress ??= ephemeralLocalCommand(this, "values", "gpucloud_token_values", {
       command: "node",
@@ -399,13 +402,13 @@ export class StackRead extends Construct {
 
   /**
    * The Terraform text of the errors of the lookups this read answers ("" when none): with tokens in
-   * the read, they are in its result rather than failing it (see INVENTORY_LOOKUP_ERRORS).
+   * the read, they are in its result rather than failing it (see STACK_READ_LOOKUP_ERRORS).
    */
   get lookupErrors(): string {
-    return `lookup(${this.resultAddress}, "${INVENTORY_LOOKUP_ERRORS}", "")`;
+    return `lookup(${this.resultAddress}, "${STACK_READ_LOOKUP_ERRORS}", "")`;
   }
 
-  /** The Terraform address of the inventory's result map (a local value), for expressions written as text. */
+  /** The Terraform address of the plan-time read's result map (a local value), for expressions written as text. */
   get resultAddress(): string {
     return `local.${this.observed.friendlyUniqueId}`;
   }

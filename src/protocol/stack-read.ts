@@ -4,12 +4,12 @@ import { RuntimeCommand } from "./commands";
  * The `stack-read` query and result are flat maps (the external protocol allows nothing
  * else), keyed `<slot>.<field>`. The slot is short and has no dots: the construct numbers its
  * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
- * hand-offs and records) as the query field {@link InventoryQueryField.KEY}; without that field
+ * hand-offs and records) as the query field {@link StackReadQueryField.KEY}; without that field
  * the slot is the key. Short slots matter: Terraform keeps the result in the state and copies the
  * root module's state for every output it plans, and at 400 tokens 42-character keys made up half
- * of the result. Query fields: {@link InventoryQueryField}; result fields: {@link InventoryResultField}.
+ * of the result. Query fields: {@link StackReadQueryField}; result fields: {@link StackReadResultField}.
  */
-export function inventoryKey(slot: string, field: string): string {
+export function stackReadKey(slot: string, field: string): string {
   return `${slot}.${field}`;
 }
 
@@ -17,7 +17,7 @@ export function inventoryKey(slot: string, field: string): string {
  * A query key without a token key: present (value "true") only in the stack's read after the
  * writes, where a managed token that cannot be found is an error rather than an observation.
  */
-export const INVENTORY_AFTER_WRITE = "after_write";
+export const STACK_READ_AFTER_WRITE = "after_write";
 
 /**
  * A query key without a token key, in a read after the writes only: the slots (comma-separated)
@@ -25,26 +25,26 @@ export const INVENTORY_AFTER_WRITE = "after_write";
  * for. Only their `token` field is sure to hold the value; the others' is "" when the read did not
  * list it (their value is the plan-time read's). Absent: every slot's.
  */
-export const INVENTORY_VALUE_SLOTS = "value_slots";
+export const STACK_READ_VALUE_SLOTS = "value_slots";
 
 /** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
-export const INVENTORY_WORKSPACE = "workspace";
+export const STACK_READ_WORKSPACE = "workspace";
 
 /**
  * A query key without a token key, in the stack's plan-time read only: `plantimestamp()`, the id of
  * the terraform run (see {@link TokenEnv.RUN}). The read retires the hand-offs that earlier runs of
- * its workspace left unclaimed (see {@link INVENTORY_RETIRE_HANDOFFS}).
+ * its workspace left unclaimed (see {@link STACK_READ_RETIRE_HANDOFFS}).
  */
-export const INVENTORY_RUN = "run";
+export const STACK_READ_RUN = "run";
 
 /**
- * A query key without a token key, beside {@link INVENTORY_RUN}: which unclaimed hand-offs of the
+ * A query key without a token key, beside {@link STACK_READ_RUN}: which unclaimed hand-offs of the
  * workspace the read retires. {@link RetireHandoffs.ALL} when the read surely runs before any
  * provisioner of its run (its query is literal, so Terraform reads it while planning);
  * {@link RetireHandoffs.OTHER_RUNS} when it may be deferred to the apply, after destroy halves of
  * its own run wrote theirs.
  */
-export const INVENTORY_RETIRE_HANDOFFS = "retire_handoffs";
+export const STACK_READ_RETIRE_HANDOFFS = "retire_handoffs";
 
 export const RetireHandoffs = {
   ALL: "all",
@@ -57,7 +57,7 @@ export const RetireHandoffs = {
  * line each, "" when nothing. The stack's `check` block turns it into a warning of plan and apply:
  * Terraform shows an external program's stderr only when it fails.
  */
-export const INVENTORY_WARNINGS = "warnings";
+export const STACK_READ_WARNINGS = "warnings";
 
 /**
  * A result key without a token key: the errors of the lookups the stack's read answers, one line
@@ -65,11 +65,11 @@ export const INVENTORY_WARNINGS = "warnings";
  * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
  * roster fails a full plan with them (a precondition). A read without tokens fails as before.
  */
-export const INVENTORY_LOOKUP_ERRORS = "lookup_errors";
+export const STACK_READ_LOOKUP_ERRORS = "lookup_errors";
 
 /**
  * One ApiToken in the stack's read: what the constructs write into the query (as
- * {@link InventoryQueryField}s) and the script reads back from it.
+ * {@link StackReadQueryField}s) and the script reads back from it.
  */
 export interface StackReadToken {
   /** The construct's address: the key of its hand-offs and applied records. */
@@ -87,7 +87,7 @@ export interface StackReadToken {
   readonly valueInState: boolean;
 }
 
-export const InventoryQueryField = {
+export const StackReadQueryField = {
   /** The token's construct address; absent means the slot is the address. */
   KEY: "key",
   NAME: "name",
@@ -116,7 +116,7 @@ export const InventoryQueryField = {
 } as const;
 
 /**
- * The value of a lookup's {@link InventoryQueryField.LOOKUP} field: the command whose answer the
+ * The value of a lookup's {@link StackReadQueryField.LOOKUP} field: the command whose answer the
  * stack's read gives for it (a lookup whose query holds an expression runs that command itself).
  */
 export const LookupKind = {
@@ -126,7 +126,7 @@ export const LookupKind = {
 export type LookupKindName = (typeof LookupKind)[keyof typeof LookupKind];
 
 /** Per managed token; all strings; "" where there is no such token. */
-export const InventoryResultField = {
+export const StackReadResultField = {
   // The token's attributes (TokenAttributes).
   ID: "id" satisfies keyof TokenAttributes,
   NAME: "name" satisfies keyof TokenAttributes,
@@ -141,7 +141,7 @@ export const InventoryResultField = {
   REASON: "reason",
 } as const;
 
-/** A token's attributes, as the inventory reports them (all strings). */
+/** A token's attributes, as the stack's read reports them (all strings). */
 export interface TokenAttributes {
   readonly id: string;
   readonly name: string;

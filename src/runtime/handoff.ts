@@ -244,7 +244,7 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
 }
 
 /**
- * Every applied record of this folder, without hashing a file name: the plan-time inventory
+ * Every applied record of this folder, without hashing a file name: the plan-time read
  * reads them this way, so that a read loads no node:crypto (see ./sha256.ts). Records carry their
  * key and workspace verbatim; unreadable files are skipped.
  */

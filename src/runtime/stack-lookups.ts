@@ -7,9 +7,9 @@ import { filterFromQuery } from "../shared/flavor-query";
 import type { Output } from "../shared/output";
 import { answerFlavors } from "./flavor-command";
 import { answerPreference, choicesFromQuery } from "./preference-command";
-import { InventoryQueryField, LookupKind, inventoryKey, type LookupKindName } from "../protocol";
+import { StackReadQueryField, LookupKind, stackReadKey, type LookupKindName } from "../protocol";
 
-/** A Flavors or FlavorPreference that the stack's read answers (see InventoryQueryField.LOOKUP). */
+/** A Flavors or FlavorPreference that the stack's read answers (see StackReadQueryField.LOOKUP). */
 export interface StackLookup {
   readonly key: string;
   readonly kind: LookupKindName;
@@ -30,21 +30,21 @@ const CONSTRUCT_OF: Readonly<Record<LookupKindName, string>> = {
 
 /** One lookup from its fields of the stack's query (`<key>.<field>`, the key taken off). */
 export function parseLookup(key: string, fields: ReadonlyMap<string, string>): StackLookup {
-  const kind = fields.get(InventoryQueryField.LOOKUP);
+  const kind = fields.get(StackReadQueryField.LOOKUP);
   if (kind !== LookupKind.FLAVORS && kind !== LookupKind.FLAVOR_PREFERENCE) {
     throw new ConfigError(
-      `query.${key}.${InventoryQueryField.LOOKUP} must be "${LookupKind.FLAVORS}" or "${LookupKind.FLAVOR_PREFERENCE}", got "${kind}"`,
+      `query.${key}.${StackReadQueryField.LOOKUP} must be "${LookupKind.FLAVORS}" or "${LookupKind.FLAVOR_PREFERENCE}", got "${kind}"`,
     );
   }
   const query = Object.fromEntries(
-    [...fields].filter(([field]) => field !== InventoryQueryField.LOOKUP && field !== InventoryQueryField.PATH),
+    [...fields].filter(([field]) => field !== StackReadQueryField.LOOKUP && field !== StackReadQueryField.PATH),
   );
-  const baseUrl = query[InventoryQueryField.BASE_URL];
-  const envPrefix = query[InventoryQueryField.ENV_PREFIX];
+  const baseUrl = query[StackReadQueryField.BASE_URL];
+  const envPrefix = query[StackReadQueryField.ENV_PREFIX];
   return {
     key,
     kind,
-    path: fields.get(InventoryQueryField.PATH) ?? key,
+    path: fields.get(StackReadQueryField.PATH) ?? key,
     query,
     baseUrl: baseUrl ? baseUrl : undefined,
     envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
@@ -98,7 +98,7 @@ export async function answerLookups(
       const groups = shared ?? (await fetchCatalog(client, filters));
       const answer =
         lookup.kind === LookupKind.FLAVORS ? answerFlavors(groups, filters[0], lookup.query) : answerPreference(groups, filters, out);
-      for (const [field, value] of Object.entries(answer)) result[inventoryKey(lookup.key, field)] = value;
+      for (const [field, value] of Object.entries(answer)) result[stackReadKey(lookup.key, field)] = value;
     } catch (err) {
       fail(lookup, err);
     }

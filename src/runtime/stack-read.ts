@@ -9,17 +9,17 @@ import { GpuCloudError } from "../client/errors";
 import { LOGIN_OPERATION } from "../client/session";
 import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
 import {
-  INVENTORY_AFTER_WRITE,
-  INVENTORY_LOOKUP_ERRORS,
-  INVENTORY_RETIRE_HANDOFFS,
-  INVENTORY_RUN,
-  INVENTORY_VALUE_SLOTS,
-  INVENTORY_WARNINGS,
-  INVENTORY_WORKSPACE,
-  InventoryQueryField,
-  InventoryResultField,
+  STACK_READ_AFTER_WRITE,
+  STACK_READ_LOOKUP_ERRORS,
+  STACK_READ_RETIRE_HANDOFFS,
+  STACK_READ_RUN,
+  STACK_READ_VALUE_SLOTS,
+  STACK_READ_WARNINGS,
+  STACK_READ_WORKSPACE,
+  StackReadQueryField,
+  StackReadResultField,
   RetireHandoffs,
-  inventoryKey,
+  stackReadKey,
   type StackReadToken,
 } from "../protocol";
 import {
@@ -36,7 +36,7 @@ import {
 
 /** One managed token as the stack's query describes it, with where it sits in the query. */
 export interface ManagedToken extends StackReadToken {
-  /** Where its fields are in the query and the result (see inventoryKey). */
+  /** Where its fields are in the query and the result (see stackReadKey). */
   readonly slot: string;
   /** The construct's path, for messages ("" when the query does not give it). */
   readonly path: string;
@@ -50,11 +50,11 @@ interface StackQuery {
 
 /** Query keys of the read itself rather than of a token or lookup. */
 const READ_KEYS: ReadonlySet<string> = new Set([
-  INVENTORY_AFTER_WRITE,
-  INVENTORY_WORKSPACE,
-  INVENTORY_RUN,
-  INVENTORY_RETIRE_HANDOFFS,
-  INVENTORY_VALUE_SLOTS,
+  STACK_READ_AFTER_WRITE,
+  STACK_READ_WORKSPACE,
+  STACK_READ_RUN,
+  STACK_READ_RETIRE_HANDOFFS,
+  STACK_READ_VALUE_SLOTS,
 ]);
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
@@ -71,7 +71,7 @@ function parseInventoryQuery(query: Record<string, string>): StackQuery {
   }
   const parsed: StackQuery = { tokens: [], lookups: [] };
   for (const [slot, entry] of fields) {
-    if (entry.has(InventoryQueryField.LOOKUP)) parsed.lookups.push(parseLookup(slot, entry));
+    if (entry.has(StackReadQueryField.LOOKUP)) parsed.lookups.push(parseLookup(slot, entry));
     else parsed.tokens.push(parseToken(slot, entry));
   }
   return parsed;
@@ -79,22 +79,22 @@ function parseInventoryQuery(query: Record<string, string>): StackQuery {
 
 function parseToken(slot: string, entry: ReadonlyMap<string, string>): ManagedToken {
   const previous = [...entry]
-    .filter(([field]) => field.startsWith(InventoryQueryField.PREVIOUS_PREFIX))
-    .map(([field, value]) => [Number(field.slice(InventoryQueryField.PREVIOUS_PREFIX.length)), value] as const)
+    .filter(([field]) => field.startsWith(StackReadQueryField.PREVIOUS_PREFIX))
+    .map(([field, value]) => [Number(field.slice(StackReadQueryField.PREVIOUS_PREFIX.length)), value] as const)
     .sort((a, b) => a[0] - b[0])
     .map(([index, value]) => requireName(value, `query.${slot}.previous.${index}`));
-  const baseUrl = entry.get(InventoryQueryField.BASE_URL);
-  const envPrefix = entry.get(InventoryQueryField.ENV_PREFIX);
+  const baseUrl = entry.get(StackReadQueryField.BASE_URL);
+  const envPrefix = entry.get(StackReadQueryField.ENV_PREFIX);
   return {
     slot,
-    key: entry.get(InventoryQueryField.KEY) || slot,
-    name: requireName(entry.get(InventoryQueryField.NAME), `query.${slot}.name`),
-    description: entry.get(InventoryQueryField.DESCRIPTION),
+    key: entry.get(StackReadQueryField.KEY) || slot,
+    name: requireName(entry.get(StackReadQueryField.NAME), `query.${slot}.name`),
+    description: entry.get(StackReadQueryField.DESCRIPTION),
     previousNames: previous,
     baseUrl: baseUrl ? baseUrl : undefined,
     envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
-    path: entry.get(InventoryQueryField.PATH) ?? "",
-    valueInState: entry.get(InventoryQueryField.VALUE_IN_STATE) !== "false",
+    path: entry.get(StackReadQueryField.PATH) ?? "",
+    valueInState: entry.get(StackReadQueryField.VALUE_IN_STATE) !== "false",
   };
 }
 
@@ -144,9 +144,9 @@ function observe(managed: ManagedToken, tokens: readonly TokenView[], named: Nam
     ...(token ? tokenAttributes(token) : NO_TOKEN_ATTRIBUTES),
     // The data source's result is stored in the state and in plan files; this token's value is
     // read through its ephemeral value instead.
-    ...(managed.valueInState ? {} : { [InventoryResultField.TOKEN]: "" }),
-    [InventoryResultField.IN_SYNC]: inSync ? "true" : "false",
-    [InventoryResultField.REASON]: reason,
+    ...(managed.valueInState ? {} : { [StackReadResultField.TOKEN]: "" }),
+    [StackReadResultField.IN_SYNC]: inSync ? "true" : "false",
+    [StackReadResultField.REASON]: reason,
   };
 }
 
@@ -212,21 +212,21 @@ function warningsFor(
  * managed tokens only, their observation and attributes, and each lookup's answer. Other tokens of
  * the account never leave this process. Lookups that fail are reported together, each by its
  * construct's path, after every account was read: as the read's error when it serves no token,
- * else in the result (INVENTORY_LOOKUP_ERRORS). Every other error names the constructs it concerns.
+ * else in the result (STACK_READ_LOOKUP_ERRORS). Every other error names the constructs it concerns.
  */
 export async function stackRead(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  const run = query[INVENTORY_RUN] || undefined;
-  const afterWrite = query[INVENTORY_AFTER_WRITE] === "true";
+  const run = query[STACK_READ_RUN] || undefined;
+  const afterWrite = query[STACK_READ_AFTER_WRITE] === "true";
   // A read after the writes shares the login of the run's provisioners (see ./run-session.ts).
   // The plan-time read keeps its own: a plan that writes nothing would gain nothing from storing
   // it, and sealing it would load node:crypto into every plan.
   const ctx: RuntimeContext = run && afterWrite ? { ...input, run } : input;
   const { tokens: managed, lookups } = parseInventoryQuery(query);
-  const workspace = query[INVENTORY_WORKSPACE];
+  const workspace = query[STACK_READ_WORKSPACE];
   const warnings: string[] = [];
   const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
-  const retire = query[INVENTORY_RETIRE_HANDOFFS];
+  const retire = query[STACK_READ_RETIRE_HANDOFFS];
   if (!afterWrite && workspace !== undefined && run && retire) {
     // Before any provisioner of this run: what earlier runs handed off is never taken over now,
     // and their sessions and walks are of no more use.
@@ -241,7 +241,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
     // names, pending or not, and the plan must promise the same id (see refuseOtherThanPlanned).
     for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace) applied.set(r.key, r);
   }
-  const valueSlots = afterWrite ? slotsOf(query[INVENTORY_VALUE_SLOTS]) : undefined;
+  const valueSlots = afterWrite ? slotsOf(query[STACK_READ_VALUE_SLOTS]) : undefined;
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
     // After the writes of a run: the run's walk plus what appeared since, which holds every token
@@ -292,13 +292,13 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   if (lookupErrors.length > 0) {
     // Without tokens, failing the read is the lookups' own error; with tokens, it would stop a plan of tokens too.
     if (managed.length === 0) throw new Error(lookupErrors.join("\n"));
-    result[INVENTORY_LOOKUP_ERRORS] = lookupErrors.join("\n");
+    result[STACK_READ_LOOKUP_ERRORS] = lookupErrors.join("\n");
   }
-  result[INVENTORY_WARNINGS] = warnings.join("\n");
+  result[STACK_READ_WARNINGS] = warnings.join("\n");
   return result;
 }
 
-/** The slots of INVENTORY_VALUE_SLOTS; undefined (every slot) when the query does not say. */
+/** The slots of STACK_READ_VALUE_SLOTS; undefined (every slot) when the query does not say. */
 function slotsOf(list: string | undefined): ReadonlySet<string> | undefined {
   return list === undefined ? undefined : new Set(list.split(",").filter((slot) => slot !== ""));
 }
@@ -337,6 +337,6 @@ function observeManaged(
     );
   }
   for (const [field, value] of Object.entries(observe(m, tokens, named, ctx.out.warn))) {
-    result[inventoryKey(m.slot, field)] = value;
+    result[stackReadKey(m.slot, field)] = value;
   }
 }

@@ -18,7 +18,7 @@ export interface TokenView {
 /**
  * A token as Terraform reads it: every attribute a string (the external data source's result
  * is a map of strings), `""` for no description and `"0"` for never used. The same fields are the
- * inventory's per-token result fields.
+ * stack read's per-token result fields.
  */
 export function tokenAttributes(token: TokenView): TokenAttributes {
   return {

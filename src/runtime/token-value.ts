@@ -41,9 +41,9 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
 
 /**
  * The values of the stack's tokens that use `ApiToken.ephemeralToken`, by id, for the stack's one
- * ephemeral `local_command`. The API has no read by id, so this is the inventory's list walk (one
+ * ephemeral `local_command`. The API has no read by id, so this is the plan-time read's list walk (one
  * login and one walk per account and base URL, whatever the number of tokens). The id, not the name,
- * designates a token: the inventory already chose it, and an id stays the same through a rename.
+ * designates a token: the stack's read already chose it, and an id stays the same through a rename.
  */
 export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   // The run's login, shared with its other scripts (see ./run-session.ts).

@@ -56,7 +56,7 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     expect(json.terraform.required_version).toBe("~> 1.11, >= 1.10.0");
   });
 
-  test("valueInState: false asks both inventory reads to leave the value out", () => {
+  test("valueInState: false asks both stack reads to leave the value out", () => {
     const json = synth((stack) => void new ApiToken(stack, "t", { name: "ci", valueInState: false }));
     const queries = Object.values<any>(json.data.external).map((d) => d.query);
     expect(queries).toHaveLength(2);
@@ -95,7 +95,7 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     expect(Object.keys(json.ephemeral.local_command)).toEqual(["gpucloud_token_values"]);
     expect(command.command).toBe("node");
     expect(command.arguments).toEqual([expect.stringMatching(/^\.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js$/), "token-value"]);
-    // The query: each asking token's id (an expression over the inventory reads) and its literal base URL; not token c.
+    // The query: each asking token's id (an expression over the stack reads) and its literal base URL; not token c.
     const items = /^\$\{jsonencode\(\{(.*)\}\)\}$/.exec(command.stdin)![1].split(/, (?=")/);
     expect(items.map((i) => i.split(" = ")[0])).toEqual([
       expect.stringMatching(/^"\w+\.id"$/),
@@ -113,7 +113,7 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
     expect(json.terraform.required_version).toBe(">= 1.10.0");
   });
 
-  test("ephemeralToken: a base URL holding an expression is read from the inventory's query, not written as a literal", () => {
+  test("ephemeralToken: a base URL holding an expression is read from the plan-time read's query, not written as a literal", () => {
     const json = synth((stack) => {
       const host = new TerraformVariable(stack, "host", { type: "string" });
       void new ApiToken(stack, "t", { name: "ci", valueInState: false, baseUrl: `https://${host.stringValue}/v1` }).ephemeralToken;

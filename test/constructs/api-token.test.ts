@@ -41,12 +41,12 @@ describe("ApiToken synthesis", () => {
       path: "test/ci",
     });
     // Unknown at plan only when the inventory says the API differs.
-    // Through a local value holding the inventory's result (Terraform decodes a data source's result for every expression that reads it).
+    // Through a local value holding the plan-time read's result (Terraform decodes a data source's result for every expression that reads it).
     const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
     const observed = json.locals[observedName];
     expect(observedName).toMatch(/^gpucloud-token-inventory_observed_[0-9A-F]+$/);
     expect(observed).toMatch(/^\$\{data\.external\.gpucloud-token-inventory_[0-9A-F]+\.result\}$/);
-    // The inventory's query and result name each token by a short slot (t0, t1, ...); the query maps it to the key.
+    // The plan-time read's query and result name each token by a short slot (t0, t1, ...); the query maps it to the key.
     expect(sync.triggers.api_in_sync).toBe(
       `\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`,
     );
@@ -104,7 +104,7 @@ describe("ApiToken synthesis", () => {
     expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
     // An instance only while the plan-time read found no token (a create, a rename through a hand-off).
     expect(read.count).toBe(`\${alltrue([for k in ["t0"] : local.${observedName}["\${k}.id"] != ""]) ? 0 : 1}`);
-    // The token's attributes: one local per group of tokens, the inventory's result while it found the token
+    // The token's attributes: one local per group of tokens, the plan-time read's result while it found the token
     // (in sync, or updated in place: known at plan), else the read's.
     const readName = Object.keys(externals).find((k) => k.includes("after-write"))!;
     const attributesName = Object.keys(json.locals).find((k) => k.includes("_attributes_"))!;
@@ -117,7 +117,7 @@ describe("ApiToken synthesis", () => {
     expect(json.provider.external).toBeDefined();
   });
 
-  test("N tokens share one inventory read; each has its own fields in its query", () => {
+  test("N tokens share one stack read; each has its own fields in its query", () => {
     const json = synth((stack) => {
       for (let i = 0; i < 5; i++) new ApiToken(stack, `t${i}`, { name: `token-${i}`, previousNames: [`old-${i}`] });
     });
@@ -142,7 +142,7 @@ describe("ApiToken synthesis", () => {
     expect([...slots].sort()).toEqual(["t0", "t1", "t2", "t3", "t4"]);
   });
 
-  test("one check block per stack turns the inventory's warnings into plan and apply warnings", () => {
+  test("one check block per stack turns the plan-time read's warnings into plan and apply warnings", () => {
     const json = synth((stack) => {
       new ApiToken(stack, "a", { name: "a" });
       new ApiToken(stack, "b", { name: "b" });

@@ -36,7 +36,7 @@ describe("the stack's token roster (synthesis)", () => {
       paths: ["s/a", "s/b", "s/c"],
       names: ["a-${x}", "bee", "old-bee"],
     });
-    // A failing lookup of the stack's read fails a full plan here, not the read (see INVENTORY_LOOKUP_ERRORS).
+    // A failing lookup of the stack's read fails a full plan here, not the read (see STACK_READ_LOOKUP_ERRORS).
     expect(roster.lifecycle.precondition).toEqual([
       {
         condition: expect.stringContaining('"lookup_errors", "") == ""}'),

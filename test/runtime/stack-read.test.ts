@@ -134,7 +134,7 @@ describe("the stack's read: tokens and lookups in one process", () => {
     expect(ran.stderr).not.toContain(STAGING.password);
   });
 
-  test("bad credentials fail the read with the account's message, as the inventory's did", async () => {
+  test("bad credentials fail the read with the account's message, as the plan-time read's did", async () => {
     const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
       cwd,
       env: { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: staging.url, GPUCLOUD_USERNAME: STAGING.username, GPUCLOUD_PASSWORD: "wrong-pw-4711" },

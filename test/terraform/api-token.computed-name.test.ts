@@ -1,6 +1,6 @@
 /**
  * An ApiToken whose name is only known at apply (taken from another resource's attribute), next
- * to one with a literal name, under real Terraform: the stack's inventory is then unknown at
+ * to one with a literal name, under real Terraform: the stack's read is then unknown at
  * plan, and the read after the writes must not take its count from it (Terraform refuses a
  * count it cannot know at plan: "Invalid count argument").
  */

@@ -43,7 +43,7 @@ const USERNAME = "bench";
 const PASSWORD = "bench-password-5c1e";
 const TOKEN_NAME = "bench-token";
 /** A construct address as the ApiToken construct makes them (hex). */
-const INVENTORY_KEY = "c8a1b2c3d4e5f60718293a4b5c6d7e8f90";
+const STACK_READ_KEY = "c8a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const WARMUP_RUNS = 2;
 const TARGET_RATIO = 1.6;
 const TARGET_RSS_MIB = 60;
@@ -91,10 +91,10 @@ function cases(emulator: RunningEmulator): Case[] {
     {
       // One managed token, as the inventory of a stack with one ApiToken asks (src/constructs/stack-read.ts).
       command: "stack-read",
-      query: { [`${INVENTORY_KEY}.name`]: TOKEN_NAME },
+      query: { [`${STACK_READ_KEY}.name`]: TOKEN_NAME },
       check: (stdout) => {
         const result = JSON.parse(stdout);
-        if (result[`${INVENTORY_KEY}.id`] !== tokenId || result[`${INVENTORY_KEY}.in_sync`] !== "true") {
+        if (result[`${STACK_READ_KEY}.id`] !== tokenId || result[`${STACK_READ_KEY}.in_sync`] !== "true") {
           throw new Error(`stack-read did not find the token: ${stdout.slice(0, 200)}`);
         }
       },
