@@ -2,8 +2,6 @@ import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { Aspects, Lazy, TerraformLocal, TerraformStack, Token, type TerraformResource } from "cdktf";
 import { Construct } from "constructs";
 import {
-  DEFAULT_ENV_PREFIX,
-  foldTokenName,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
@@ -23,9 +21,10 @@ import {
 } from "../protocol";
 import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
+import { claimTokenNames } from "./app-name-claims";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
-import { isKnown, propError } from "./validation";
+import { isKnown } from "./validation";
 
 /**
  * The read's construct id: the prefix of its Terraform names (data sources, locals), kept from
@@ -53,32 +52,6 @@ interface AfterWriteGroup {
   readonly slots: string[];
   /** The group's sync resources: the read waits for them. */
   readonly writes: string[];
-}
-
-/** A literal name or previous name of an ApiToken of the app. */
-interface Claim {
-  /** The ApiToken's construct path. */
-  readonly path: string;
-  readonly what: "the name" | "a previous name";
-  /** As written. */
-  readonly value: string;
-}
-
-/**
- * The literal names and previous names of every ApiToken of an app (keyed by the app's root
- * construct), per account: two stacks of one app that name one token on one account would both
- * adopt it, and a rename in one would rename the other's.
- */
-const appClaims = new WeakMap<object, Map<string, Claim>>();
-
-/** The account a claim is on: its prefix and its literal base URL ("" = the prefix's BASE_URL variable). */
-function accountOf(entry: StackReadToken): { readonly key: string; readonly label: string } {
-  const prefix = entry.envPrefix ?? DEFAULT_ENV_PREFIX;
-  const baseUrl = entry.baseUrl?.trim() ?? "";
-  return {
-    key: `${prefix}\n${baseUrl}`,
-    label: baseUrl ? `the account ${prefix}* at ${baseUrl}` : `the account ${prefix}*`,
-  };
 }
 
 /**
@@ -310,45 +283,15 @@ export class StackRead extends Construct {
 
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
   register(owner: Construct, entry: StackReadToken): void {
-    const kind = "ApiToken";
     if (!this.warningsCheckAdded) {
       this.warningsCheckAdded = true;
       this.addWarningsCheck();
     }
-    const root = owner.node.root;
-    let claims = appClaims.get(root);
-    if (!claims) appClaims.set(root, (claims = new Map()));
-    const account = accountOf(entry);
-    // By the folded name: the scripts match names after trimming and case-folding too.
-    const claimKey = (value: string): string => `${account.key}\n${foldTokenName(value)}`;
-    const unclaimed = (value: string, what: string): void => {
-      const other = claims.get(claimKey(value));
-      if (other) {
-        const same = other.value === value ? "" : ` ("${other.value}" after trimming and case-folding)`;
-        throw propError(
-          owner,
-          kind,
-          `${what} "${value}" is also ${other.what}${same} of ApiToken "${other.path}": two ApiTokens of one app ` +
-            `would manage the same API token (on ${account.label})`,
-        );
-      }
-    };
-    if (isKnown(entry.name)) unclaimed(entry.name, "name");
-    for (const previous of entry.previousNames) {
-      if (!isKnown(previous)) continue;
-      if (previous === entry.name) throw propError(owner, kind, `previousNames must not contain the name itself ("${previous}")`);
-      unclaimed(previous, "previous name");
-    }
+    claimTokenNames(owner, entry);
     const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
     if (computed(entry.name) || computed(entry.description) || computed(entry.baseUrl) || entry.previousNames.some(computed)) {
       this.queryHasComputedValues = true;
     }
-    const path = owner.node.path;
-    if (isKnown(entry.name)) claims.set(claimKey(entry.name), { path, what: "the name", value: entry.name });
-    for (const previous of entry.previousNames) {
-      if (isKnown(previous)) claims.set(claimKey(previous), { path, what: "a previous name", value: previous });
-    }
-
     const slot = `t${this.slotOf.size}`;
     this.slotOf.set(entry.key, slot);
     this.joinGroup(entry.key, slot);
