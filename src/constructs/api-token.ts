@@ -67,7 +67,7 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
  * a `terraform_data`; not when the last construct of this library leaves the stack's code).
  *
  * Behind it:
- * - the stack's one `data.external` read (shared by every ApiToken of the stack), read at
+ * - the stack's one `data.external` read (shared by every ApiToken of the stack), run at
  *   every plan: does the API hold each configured token, and what are its attributes?
  * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
  *   change when the configuration changes or the plan-time read finds drift, so Terraform replaces
