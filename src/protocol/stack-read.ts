@@ -21,9 +21,10 @@ export const STACK_READ_AFTER_WRITE = "after_write";
 
 /**
  * A query key without a token key, in a read after the writes only: the slots (comma-separated)
- * whose attributes the constructs take from this read, those the plan-time read found no token
- * for. Only their `token` field is sure to hold the value; the others' is "" when the read did not
- * list it (their value is the plan-time read's). Absent: every slot's.
+ * whose attributes the constructs take from this read, those the plan-time read found no id for.
+ * Only their fields are sure to be what the API lists now; the others may come from the run's walk
+ * file (`token` "", `last_used` "0"): the constructs take theirs from the plan-time read. Absent:
+ * every slot's.
  */
 export const STACK_READ_VALUE_SLOTS = "value_slots";
 

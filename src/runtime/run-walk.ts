@@ -116,9 +116,30 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
   }
   const since = await newestSince(client, ctx, walk.since);
   if (since === undefined) return own();
+  return { tokens: withNewest(walk, since), since: walk.since };
+}
+
+/** The walk's tokens with the newer ones listed since: a listed token replaces its walked entry (and carries its value). */
+function withNewest(walk: WalkFile, since: readonly TokenView[]): TokenView[] {
   const byId = new Map<string, TokenView>(walk.tokens.map((t) => [t.id, asView(t)]));
   for (const t of since) byId.set(t.id, t);
-  return { tokens: [...byId.values()], since: walk.since };
+  return [...byId.values()];
+}
+
+/**
+ * For the stack's read after the writes: the run's walk plus what appeared since, only when a
+ * provisioner of this run took the walk; undefined otherwise, and never a walk file of its own.
+ * That read may run at plan time (a group without writes whose read has an instance), and a walk
+ * taken then would be used by the apply's provisioners, a saved plan's hours later, blind to the
+ * renames made meanwhile.
+ */
+export async function takenRunTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<TokenView[] | undefined> {
+  const run = ctx.run;
+  if (run === undefined) return undefined;
+  const walk = readWalk(walkPath(ctx.cwd, account, run), run);
+  if (walk === undefined) return undefined;
+  const since = await newestSince(client, ctx, walk.since);
+  return since === undefined ? undefined : withNewest(walk, since);
 }
 
 /**

@@ -2,7 +2,7 @@ import { errorMessage } from "../shared/error-message";
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { accountDigestIn, readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
-import { runTokens } from "./run-walk";
+import { takenRunTokens } from "./run-walk";
 import type { ApiClient } from "../client/client";
 import { removeEarlierRunFiles } from "./run-files";
 import { GpuCloudError } from "../client/errors";
@@ -244,15 +244,16 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   const valueSlots = afterWrite ? slotsOf(query[STACK_READ_VALUE_SLOTS]) : undefined;
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
-    // After the writes of a run: the run's walk plus what appeared since, which holds every token
-    // the run created, with its value (one or two requests instead of a walk of the account); a
-    // walk when a value the constructs take from this read is not among them (a token renamed
-    // through a hand-off, say).
+    // After the writes of a run: the walk its provisioners took plus what appeared since, which
+    // holds every token the run created, with its value (one or two requests instead of a walk of
+    // the account); a walk when there is no such walk, or when a token whose attributes the
+    // constructs take from this read was not listed by the API itself (a token renamed through a
+    // hand-off, say: the walk keeps neither its value nor its last use).
     const listFor = async (client: ApiClient, tokens: readonly ManagedToken[]): Promise<TokenView[]> => {
-      if (!afterWrite || ctx.run === undefined) return allTokens(client, ctx);
-      const seen = (await runTokens(ctx, client, accountDigestIn(ctx.env, envPrefix, baseUrl))).tokens;
-      const wanted = tokens.filter((m) => m.valueInState && (valueSlots === undefined || valueSlots.has(m.slot)));
-      return valuesListed(wanted, seen, applied) ? seen : allTokens(client, ctx);
+      if (!afterWrite) return allTokens(client, ctx);
+      const seen = await takenRunTokens(ctx, client, accountDigestIn(ctx.env, envPrefix, baseUrl));
+      const wanted = valueSlots === undefined ? tokens : tokens.filter((m) => valueSlots.has(m.slot));
+      return seen !== undefined && listedByApi(wanted, seen, applied) ? seen : allTokens(client, ctx);
     };
     const groupTokens = group.filter((e): e is ManagedToken => !isLookup(e));
     const groupLookups = group.filter(isLookup);
@@ -303,8 +304,12 @@ function slotsOf(list: string | undefined): ReadonlySet<string> | undefined {
   return list === undefined ? undefined : new Set(list.split(",").filter((slot) => slot !== ""));
 }
 
-/** Whether `tokens` hold the value of every token that `wanted` resolve to. */
-function valuesListed(wanted: readonly ManagedToken[], tokens: readonly TokenView[], applied: ReadonlyMap<string, AppliedRecord>): boolean {
+/**
+ * Whether every token that `wanted` resolve to in `tokens` was listed by the API rather than taken
+ * from the run's walk file (which keeps no value and no last use; a token from the API always has
+ * its value).
+ */
+function listedByApi(wanted: readonly ManagedToken[], tokens: readonly TokenView[], applied: ReadonlyMap<string, AppliedRecord>): boolean {
   const quiet = () => undefined;
   return wanted.every((m) => {
     const { token } = resolve(m, tokens, tokensNamed(tokens, m.name, applied.get(m.key)?.id), quiet);

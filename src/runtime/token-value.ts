@@ -46,7 +46,9 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  * designates a token: the stack's read already chose it, and an id stays the same through a rename.
  */
 export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  // The run's login, shared with its other scripts (see ./run-session.ts).
+  // The run's login, shared with its other scripts (see ./run-session.ts), at plan time too: the
+  // values are read at plan and again at apply, so a plan that uses them leaves a sealed session
+  // in the folder, which the apply's scripts take and the next plan deletes.
   const run = query[TOKEN_VALUE_RUN] || undefined;
   const ctx: RuntimeContext = run ? { ...input, run } : input;
   const result: Record<string, string> = {};

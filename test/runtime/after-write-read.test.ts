@@ -4,7 +4,7 @@
  * group; it walks only when a value it must give is not among them. Run as Terraform runs it
  * (the bundled script), after provisioners of the same run walked and wrote.
  */
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ApiClient } from "../../src/client/client";
@@ -58,7 +58,11 @@ describe("the read after the writes takes the run's walk", () => {
       expect(ran.code).toBe(0);
       return { result: JSON.parse(ran.stdout) as Record<string, string>, lists: api.stats().byRoute["GET /api-tokens"] ?? 0 };
     };
-    return { api, client, provisioners, read };
+    const walkFiles = () =>
+      (existsSync(path.join(cwd, ".gpucloud-handoff")) ? readdirSync(path.join(cwd, ".gpucloud-handoff")) : []).filter((f) =>
+        f.startsWith("walk-"),
+      );
+    return { api, client, provisioners, read, walkFiles };
   };
   const afterWrite = (extra: Record<string, string>) => ({ workspace: "default", after_write: "true", run: RUN, ...extra });
 
@@ -83,6 +87,34 @@ describe("the read after the writes takes the run's walk", () => {
     expect(result["t0.id"]).toBe(old.id);
     expect(result["t0.token"]).toBe(old.token);
     expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
+    await client.close();
+  });
+
+  test("a valueInState: false token renamed through a hand-off is walked for too: its last use is the API's, not the walk file's", async () => {
+    const { api, client, provisioners, read } = await setUp();
+    const old = api.tokens().find((t) => t.name === "other-5")!;
+    // A token in use: the walk file keeps no last use.
+    const user = new ApiClient({ baseUrl: api.url, credentials: { apiToken: old.token }, totalTimeoutMs: 10_000 }, openNodeHttpSender);
+    await user.listFlavors();
+    await user.close();
+    const lastUsed = api.tokens().find((t) => t.id === old.id)!.last_used;
+    expect(lastUsed).toBeGreaterThan(0);
+    await provisioners((c) => c.updateToken(old.id, { name: "renamed-quiet" }));
+    const { result, lists } = await read(afterWrite({ value_slots: "t0", "t0.name": "renamed-quiet", "t0.value_in_state": "false" }));
+    expect(result["t0.id"]).toBe(old.id);
+    expect(result["t0.last_used"]).toBe(String(lastUsed));
+    expect(result["t0.token"]).toBe("");
+    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
+    await client.close();
+  });
+
+  test("before any provisioner took the run's walk (a read at plan time), the read walks and leaves no walk file for the apply", async () => {
+    const { api, client, read, walkFiles } = await setUp();
+    const { result, lists } = await read(afterWrite({ value_slots: "", "t0.name": "other-2" }));
+    expect(result["t0.id"]).toBe(api.tokens().find((t) => t.name === "other-2")?.id);
+    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
+    // A walk taken now would be what the apply's create halves trust, blind to renames made before the apply.
+    expect(walkFiles()).toEqual([]);
     await client.close();
   });
 
