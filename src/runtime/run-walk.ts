@@ -114,13 +114,17 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
     }
     if (fresh) return { tokens: fresh, since: walk.since };
   }
-  const since = await newestSince(client, ctx, walk.since);
-  if (since === undefined) return own();
-  return { tokens: withNewest(walk, since), since: walk.since };
+  const tokens = await withNewest(ctx, client, walk);
+  return tokens === undefined ? own() : { tokens, since: walk.since };
 }
 
-/** The walk's tokens with the newer ones listed since: a listed token replaces its walked entry (and carries its value). */
-function withNewest(walk: WalkFile, since: readonly TokenView[]): TokenView[] {
+/**
+ * The walk's tokens with those listed since its mark, newest first: a listed token replaces its
+ * walked entry (and carries its value). Undefined when the server does not list newest first.
+ */
+async function withNewest(ctx: RuntimeContext, client: ApiClient, walk: WalkFile): Promise<TokenView[] | undefined> {
+  const since = await newestSince(client, ctx, walk.since);
+  if (since === undefined) return undefined;
   const byId = new Map<string, TokenView>(walk.tokens.map((t) => [t.id, asView(t)]));
   for (const t of since) byId.set(t.id, t);
   return [...byId.values()];
@@ -137,9 +141,7 @@ export async function takenRunTokens(ctx: RuntimeContext, client: ApiClient, acc
   const run = ctx.run;
   if (run === undefined) return undefined;
   const walk = readWalk(walkPath(ctx.cwd, account, run), run);
-  if (walk === undefined) return undefined;
-  const since = await newestSince(client, ctx, walk.since);
-  return since === undefined ? undefined : withNewest(walk, since);
+  return walk === undefined ? undefined : withNewest(ctx, client, walk);
 }
 
 /**

@@ -58,7 +58,7 @@ const READ_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
-function parseInventoryQuery(query: Record<string, string>): StackQuery {
+function parseStackQuery(query: Record<string, string>): StackQuery {
   const fields = new Map<string, Map<string, string>>();
   for (const [flatKey, value] of Object.entries(query)) {
     if (READ_KEYS.has(flatKey)) continue;
@@ -221,7 +221,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   // The plan-time read keeps its own: a plan that writes nothing would gain nothing from storing
   // it, and sealing it would load node:crypto into every plan.
   const ctx: RuntimeContext = run && afterWrite ? { ...input, run } : input;
-  const { tokens: managed, lookups } = parseInventoryQuery(query);
+  const { tokens: managed, lookups } = parseStackQuery(query);
   const workspace = query[STACK_READ_WORKSPACE];
   const warnings: string[] = [];
   const lookupErrors: string[] = [];

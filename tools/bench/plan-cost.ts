@@ -104,10 +104,10 @@ function rawElements(stack: TerraformStack, n: number): void {
   new ExternalProvider(stack, "external");
   const query: Record<string, string> = {};
   for (let i = 0; i < n; i++) query[`k${i}.name`] = `raw-${i}`;
-  const inventory = new DataExternal(stack, "inventory", { program: ["node", "./script.js", "stack-read"], query });
+  const stackRead = new DataExternal(stack, "inventory", { program: ["node", "./script.js", "stack-read"], query });
   const syncs: Resource[] = [];
   for (let i = 0; i < n; i++) {
-    const inSync = `\${${inventory.fqn}.result["k${i}.in_sync"] == "true"}`;
+    const inSync = `\${${stackRead.fqn}.result["k${i}.in_sync"] == "true"}`;
     syncs.push(
       new Resource(stack, `sync${i}`, {
         triggers: { name: `raw-${i}`, key: `k${i}`, workspace: "${terraform.workspace}", api_in_sync: inSync },

@@ -89,7 +89,7 @@ function cases(emulator: RunningEmulator): Case[] {
   const region = defaultFlavors()[0]!.products[0]!.region_id;
   return [
     {
-      // One managed token, as the inventory of a stack with one ApiToken asks (src/constructs/stack-read.ts).
+      // One managed token, as the read of a stack with one ApiToken asks (src/constructs/stack-read.ts).
       command: "stack-read",
       query: { [`${STACK_READ_KEY}.name`]: TOKEN_NAME },
       check: (stdout) => {
