@@ -12,11 +12,12 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { EmulatorFaults } from "../../src/emulator/types";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
+import { runFolderPath } from "../../src/runtime/run-folder";
 import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";
 
 const USER = { username: "walk-bot", password: "walk-password-3b1e" };
-const RUN = "2026-11-01T10:00:00Z";
-const ACCOUNT = "acct";
+const RUN = { nonce: "nonce-of-the-run", workspace: "default" };
+const ACCOUNT = { envPrefix: "GPUCLOUD_", apiUrl: "http://api.test", identity: `user ${USER.username}` };
 
 describe("the run's walk of the token list", () => {
   const servers: RunningEmulator[] = [];
@@ -28,9 +29,10 @@ describe("the run's walk of the token list", () => {
     for (let i = 0; i < 45; i++) s.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
     return s;
   };
-  const ctx = (cwd: string, run: string | null = RUN): RuntimeContext => ({
+  // The run folder lives in the test's own TMPDIR, beside the stack folder.
+  const ctx = (cwd: string, run: typeof RUN | null = RUN): RuntimeContext => ({
     cwd,
-    env: {},
+    env: { TMPDIR: `${cwd}-tmp` },
     out: createOutput(() => undefined, new Redactor([])),
     run: run ?? undefined,
   });
@@ -66,8 +68,9 @@ describe("the run's walk of the token list", () => {
     expect(second.find((t) => t.name === "other-0")?.token).toBe("");
 
     // Nothing of any token's value in the run's file.
-    const [file] = readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("walk-"));
-    const text = readFileSync(path.join(cwd, ".gpucloud-handoff", file), "utf8");
+    const folder = runFolderPath(ctx(cwd).env);
+    const [file] = readdirSync(folder).filter((f) => f.endsWith(".walk.json"));
+    const text = readFileSync(path.join(folder, file), "utf8");
     for (const t of api.tokens()) expect(text).not.toContain(t.token);
   });
 
