@@ -109,6 +109,27 @@ describe("the run's walk of the token list", () => {
     expect(seen).toHaveLength(46);
   });
 
+  test.each([
+    ["a retry of a failed run (another nonce, same workspace and account)", { nonce: "nonce-of-the-retry" }, {}],
+    ["another workspace (same nonce and account)", { workspace: "prod" }, {}],
+    ["another credential (same nonce and workspace)", {}, { identity: "user someone-else" }],
+    ["another API address (same nonce and workspace)", {}, { apiUrl: "http://other.test" }],
+  ] as const)("%s never takes this run's walk, whatever their plantimestamp()", async (_who, run, account) => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    const { tokens: walked } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    // Renamed after this run's walk: only a walk of its own sees it.
+    const renamed = await withClient(api, (c) => c.updateToken(walked[0].id, { name: "renamed-since" }));
+    api.resetStats();
+    const { tokens: seen } = await withClient(api, (c) => runTokens(ctx(cwd, { ...RUN, ...run }), c, { ...ACCOUNT, ...account }));
+    expect(lists(api)).toBeGreaterThanOrEqual(5);
+    expect(seen.find((t) => t.id === renamed.id)?.name).toBe("renamed-since");
+    // This run's own next look still takes its walk: one request.
+    api.resetStats();
+    await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(lists(api)).toBe(1);
+  });
+
   test("outside a run (no run id): a walk of its own each time, nothing written", async () => {
     const api = await server();
     const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
