@@ -68,6 +68,12 @@ export interface AppliedRecord {
   /** The account the token is on (see {@link accountDigest}); absent in records of older versions. */
   readonly api?: string;
   /**
+   * Who the credentials of that apply logged in as (see credentialIdentity): `user <name>` or a digest
+   * of the API token, never a secret. A plan whose credentials are another identity, on an account
+   * where this token is not listed, fails rather than move the stack to another account.
+   */
+  readonly identity?: string;
+  /**
    * Written right after a write produced or chose this token, before anything that can fail
    * (checks, the look-up after a create): the apply did not finish. Unlike a finished record, a
    * pending one is followed by the next create half with the same name and API, which adopts
@@ -202,6 +208,7 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
     typeof raw.id === "string" &&
     typeof raw.name === "string" &&
     optionalString(raw.api) &&
+    optionalString(raw.identity) &&
     (raw.pending === undefined || typeof raw.pending === "boolean");
   return ok ? (raw as unknown as AppliedRecord) : undefined;
 }
@@ -230,6 +237,11 @@ export function readAppliedRecords(cwd: string): AppliedRecord[] {
     }
   }
   return records;
+}
+
+/** The file of an applied record, for messages that tell the user which file to delete. */
+export function appliedRecordPath(cwd: string, workspace: string, key: string): string {
+  return recordPath(cwd, "applied", workspace, key);
 }
 
 export function removeAppliedRecord(cwd: string, workspace: string, key: string): void {

@@ -2,6 +2,7 @@ import { errorMessage } from "../shared/error-message";
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
 import { accountRefIn } from "./account-identity";
+import { accountSwitchError, sharedWithWorkspacesWarning } from "./applied-record-checks";
 import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
 import { takenRunTokens } from "./run-walk";
 import type { ApiClient } from "../client/client";
@@ -245,10 +246,14 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
+  const otherWorkspaces: AppliedRecord[] = [];
   if (workspace !== undefined && managed.length > 0) {
     // Pending records too: among several tokens of a name, the create half keeps the one a record
     // names, pending or not, and the plan must promise the same id (see refuseOtherThanPlanned).
-    for (const r of readAppliedRecords(ctx.cwd)) if (r.workspace === workspace) applied.set(r.key, r);
+    for (const r of readAppliedRecords(ctx.cwd)) {
+      if (r.workspace === workspace) applied.set(r.key, r);
+      else if (!r.pending) otherWorkspaces.push(r);
+    }
   }
   const valueSlots = afterWrite ? slotsOf(query[STACK_READ_VALUE_SLOTS]) : undefined;
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
@@ -286,7 +291,26 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
           }
           if (catalog.status === "rejected") throw named(catalog.reason, groupLookups);
           if (walk.value !== undefined) {
-            for (const m of groupTokens) observeManaged(ctx, m, walk.value, applied.get(m.key), afterWrite, warnings, result);
+            const account = { env: ctx.env, envPrefix, baseUrl };
+            for (const m of groupTokens) {
+              const last = applied.get(m.key);
+              // Before anything is planned on it: credentials that now reach another account fail the plan.
+              const switched = afterWrite ? undefined : accountSwitchError(ctx.cwd, last, walk.value, account);
+              if (switched !== undefined) throw new ReadError(new Error(switched), [m]);
+              observeManaged(ctx, m, walk.value, last, afterWrite, warnings, result);
+              const shared = afterWrite
+                ? undefined
+                : sharedWithWorkspacesWarning(
+                    m.name,
+                    { id: result[stackReadKey(m.slot, StackReadResultField.ID)] },
+                    otherWorkspaces,
+                    account,
+                  );
+              if (shared !== undefined) {
+                ctx.out.warn(shared);
+                warnings.push(shared);
+              }
+            }
           }
           lookupErrors.push(...catalog.value);
         },

@@ -290,13 +290,32 @@ function outcomeLine(name: string, target: Target, changes: readonly string[], l
 /** Written before anything can fail after a write: a retry adopts this token (see AppliedRecord.pending). */
 function recordPending(apply: ApplyRequest, id: string): void {
   const { ctx, scope, name, api } = apply;
-  writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id, name, api, pending: true, at: new Date().toISOString() });
+  const identity = apply.account.identity;
+  writeAppliedRecord(ctx.cwd, {
+    key: scope.key,
+    workspace: scope.workspace,
+    id,
+    name,
+    api,
+    identity,
+    pending: true,
+    at: new Date().toISOString(),
+  });
 }
 
 /** The API is in the wanted state: this folder records the token, and a hand-off taken is spent. */
 function recordApplied(apply: ApplyRequest, managedId: string, handoff: Handoff | undefined): void {
   const { ctx, scope, name, api } = apply;
-  writeAppliedRecord(ctx.cwd, { key: scope.key, workspace: scope.workspace, id: managedId, name, api, at: new Date().toISOString() });
+  const identity = apply.account.identity;
+  writeAppliedRecord(ctx.cwd, {
+    key: scope.key,
+    workspace: scope.workspace,
+    id: managedId,
+    name,
+    api,
+    identity,
+    at: new Date().toISOString(),
+  });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
   // (Without a hand-off taken, one there is not this run's to remove: see takeHandoff.)
   if (handoff) removeHandoff(ctx.cwd, scope.workspace, scope.key);

@@ -23,11 +23,13 @@ export async function runExternal(
   stackDir: string,
   data: { program: string[]; query?: Record<string, string | null> },
   env: NodeJS.ProcessEnv,
+  workspace = "default",
 ): Promise<Ran & { result?: Record<string, string> }> {
+  // `terraform.workspace` as Terraform resolves it; everything else literal.
   const query = Object.fromEntries(
     Object.entries(data.query ?? {})
       .filter(([, v]) => v !== null)
-      .map(([k, v]) => [k, unescapeTemplate(v as string)]),
+      .map(([k, v]) => [k, v === "${terraform.workspace}" ? workspace : unescapeTemplate(v as string)]),
   );
   const ran = await run(data.program[0], data.program.slice(1), { cwd: stackDir, env, stdin: JSON.stringify(query) });
   const result: Record<string, string> | undefined = ran.code === 0 ? JSON.parse(ran.stdout) : undefined;

@@ -1,0 +1,132 @@
+/**
+ * What a plan says when the credentials or the workspace change under a stack, under real
+ * Terraform (offline, through the provider doubles) against the emulator: credentials that reach
+ * another account fail the plan, naming both identities and the way to move on purpose; the same
+ * account through another credential is no change; two workspaces of one folder that would manage
+ * one token are warned about at plan. docs/accounts.md ("Workspaces", "Changing credentials").
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { ApiToken } from "../../src";
+import { ApiClient } from "../../src/client/client";
+import { openNodeHttpSender } from "../../src/client/node-http-sender";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { credentialsEnv, type TestAccount } from "../support/api-credentials";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  oneLine,
+  startProviderDoubles,
+  TerraformRunner,
+  terraformBinary,
+  type ProviderDoubles,
+} from "../support/terraform";
+
+const ALICE = { username: "wc-alice", password: "wc-alice-pw-17", account: "staging" };
+const BOB = { username: "wc-bob", password: "wc-bob-pw-29", account: "prod" };
+
+describeWithTerraform("workspaces and credentials under real Terraform: a change of account is never silent", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [ALICE, BOB] });
+    doubles = await startProviderDoubles();
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  const tokensOf = (account: string, name: string) => emulator.tokens().filter((t) => (t.account ?? "") === account && t.name === name);
+  const stackDir = (name: string) => {
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-wc-"));
+    const app = new App({ outdir });
+    const stack = new TerraformStack(app, "s");
+    new LocalBackend(stack, { path: "terraform.tfstate" });
+    const token = new ApiToken(stack, "ci", { name });
+    new TerraformOutput(stack, "token_id", { value: token.tokenId });
+    app.synth();
+    return path.join(outdir, "stacks", "s");
+  };
+  const runner = (dir: string, env: NodeJS.ProcessEnv) => new TerraformRunner(dir, { doubles, env, timeoutMs: 120_000 });
+  const as = (account: TestAccount, over: NodeJS.ProcessEnv = {}) => ({ ...credentialsEnv(emulator, account), ...over });
+
+  test("credentials of another account fail the plan, naming both identities and what to delete to move on purpose", async () => {
+    const dir = stackDir("wc-serving");
+    const tf = runner(dir, as(ALICE));
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    const [ours] = tokensOf("staging", "wc-serving");
+
+    // The pipeline's variables now hold another account's credentials: the plan stops, nothing is created there.
+    const wrong = runner(dir, as(BOB));
+    const plan = await wrong.plan();
+    expect(plan.exitCode).toBe(1);
+    const said = oneLine(plan.stderr);
+    expect(said).toContain(
+      `the last apply from this folder (workspace "default") managed API token "wc-serving" (id ${ours.id}) as user wc-alice, ` +
+        `but the credentials now log in as user wc-bob, which does not list that token: another account.`,
+    );
+    expect(said).toContain("set GPUCLOUD_API_TOKEN, or GPUCLOUD_USERNAME with its password");
+    const file = /delete (\.gpucloud-handoff\/\S+\.applied\.json) and plan again/.exec(said)?.[1];
+    expect(file).toBeDefined();
+    expect(said).toContain(`ApiToken "s/ci"`);
+    for (const secret of [ALICE.password, BOB.password]) expect(plan.stderr + plan.stdout).not.toContain(secret);
+    expect(tokensOf("prod", "wc-serving")).toEqual([]);
+
+    // Moving on purpose: delete the record, as the message says; the apply creates the token on the other account.
+    expect(existsSync(path.join(dir, file!))).toBe(true);
+    rmSync(path.join(dir, file!));
+    await wrong.apply({ check: true });
+    expect(tokensOf("prod", "wc-serving")).toHaveLength(1);
+    expect(tokensOf("staging", "wc-serving")).toEqual([expect.objectContaining({ id: ours.id })]);
+  });
+
+  test("the same account through another credential (a password, then an API token) plans no change", async () => {
+    const dir = stackDir("wc-same-account");
+    const tf = runner(dir, as(ALICE));
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    const client = new ApiClient(
+      { baseUrl: emulator.url, credentials: { username: ALICE.username, password: ALICE.password }, totalTimeoutMs: 10_000 },
+      openNodeHttpSender,
+    );
+    const pipelineToken = await client.createToken({ name: "wc-pipeline-credential" });
+    await client.close();
+    const { GPUCLOUD_USERNAME: _u, GPUCLOUD_PASSWORD: _p, ...withoutPassword } = as(ALICE);
+    const viaToken = runner(dir, { ...withoutPassword, GPUCLOUD_API_TOKEN: pipelineToken.token });
+    const plan = await viaToken.plan({ detailedExitCode: true });
+    expect(plan.stderr).toBe("");
+    expect(plan.stdout).toContain("No changes.");
+    expect(plan.stdout).not.toContain(pipelineToken.token);
+  });
+
+  test("a second workspace of one folder on the same account, the same name: the plan warns, naming the other workspace and the id", async () => {
+    const dir = stackDir("wc-shared");
+    const plain = runner(dir, as(ALICE));
+    await plain.init({ check: true });
+    for (const ws of ["staging", "prod"]) {
+      const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", ws], { cwd: dir, env: plain.env, encoding: "utf8" });
+      expect(res.stderr).toBe("");
+    }
+    await runner(dir, as(ALICE, { TF_WORKSPACE: "staging" })).apply({ check: true });
+    const [token] = tokensOf("staging", "wc-shared");
+
+    const prod = runner(dir, as(ALICE, { TF_WORKSPACE: "prod" }));
+    const plan = await prod.plan();
+    expect(plan.exitCode).toBe(0);
+    const warning =
+      `API token "wc-shared" (id ${token.id}) is also the token workspace "staging" of this folder last applied: ` +
+      "two workspaces manage one token";
+    expect(oneLine(plan.stdout)).toContain(warning);
+    // Said in the apply too (the check block), and the token is adopted, not duplicated: the reviewer decided.
+    const applied = await prod.apply({ check: true });
+    expect(oneLine(applied.stdout)).toContain(warning);
+    expect(tokensOf("staging", "wc-shared")).toHaveLength(1);
+  });
+});
