@@ -64,3 +64,22 @@ export function runProcess(file: string, args: readonly string[], opts: RunOptio
 export function bundleProgram(entry: string, outfile: string): void {
   buildSync({ entryPoints: [entry], outfile, bundle: true, platform: "node", target: "node20", format: "cjs", logLevel: "silent" });
 }
+
+/** What a script printed on stderr besides its own `gpucloud:` lines: what Node itself said. */
+export function nodeOwnLines(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((line) => !line.startsWith("gpucloud:"))
+    .join("\n");
+}
+
+/**
+ * `text` without the script's warning about an untested Node line (src/runtime/node-line.ts): the
+ * suites run on whatever node the machine has, and tests that expect no warning mean the library's.
+ */
+export function withoutNodeLineWarning(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !/gpucloud: WARNING: node \S+ runs this script/.test(line))
+    .join("\n");
+}
