@@ -4,7 +4,9 @@
  * fallback flavor for when that region has none, and creates (or adopts) the API token the CI
  * pipeline uses.
  *
- *   GPUCLOUD_BASE_URL=... GPUCLOUD_USERNAME=... GPUCLOUD_PASSWORD=... npx cdktf-cli deploy
+ *   GPUCLOUD_BASE_URL=... GPUCLOUD_USERNAME=... GPUCLOUD_PASSWORD=... npx cdktf-cli@0.21 deploy
+ *
+ * With CDK Terrain: import from "cdktn" and "cdktf-gpucloud/cdktn", and run npx cdktn-cli@0.24 deploy.
  *
  * Credentials are read by the scripts that Terraform runs, from terraform's environment; they
  * are never part of this program or of the synthesized cdk.tf.json.
@@ -25,8 +27,9 @@ export class GpuCiStack extends TerraformStack {
   constructor(scope: Construct, id: string, props: GpuCiStackProps) {
     super(scope, id);
     // cdktf's default local backend is an absolute path where `cdktf synth` ran. A path relative
-    // to the stack folder keeps the folder self-contained. A real pipeline wants a remote
-    // backend: the state holds the token's value.
+    // to the stack folder keeps the folder self-contained. A pipeline whose jobs run on different
+    // machines needs a remote backend (S3Backend, GcsBackend, CloudBackend, ...) that every job
+    // reaches; the state holds the token's value.
     new LocalBackend(this, { path: "terraform.tfstate" });
 
     const h100 = new Flavors(this, "h100", {

@@ -24,8 +24,8 @@ export interface GpuCloudAccountProps {
  * A GPU cloud account (and API address), like a provider alias: `ApiToken`, `Flavors` and
  * `FlavorPreference` given `account` use it instead of the default account (`GPUCLOUD_*`).
  * It holds no secret: the credentials are read from the environment at plan and apply time,
- * under the account's prefix. It may be created in the app or in any stack, and used by the
- * constructs of every stack of that app.
+ * under the account's prefix. Create it in a stack (CDK Terrain's default check fails synthesis
+ * on constructs directly under the app); the constructs of every stack of the app may use it.
  */
 export class GpuCloudAccount extends Construct {
   /** The prefix of the default account's variables. */

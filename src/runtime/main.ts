@@ -11,6 +11,7 @@ import type { RuntimeContext } from "../shared/context";
 import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "../shared/output";
 import { FdWriter, readQuery } from "./process-io";
+import { untestedNodeLineWarning } from "./node-line";
 import { preferFlavor } from "./preference-command";
 import { credentialIdentity } from "./account-identity";
 import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
@@ -131,6 +132,9 @@ export function runScript(): void {
   const stdout = new FdWriter(1, () => process.stdout);
   const stderr = new FdWriter(2, () => process.stderr);
   startWatchdog(process.env, (t) => stderr.write(t));
+  // stderr reaches Terraform's log for provisioners (merged with stdout) and for failed reads.
+  const nodeLine = untestedNodeLineWarning(process.versions.node);
+  if (nodeLine !== undefined) stderr.write(`gpucloud: WARNING: ${nodeLine}\n`);
   void main({
     argv: process.argv.slice(2),
     env: process.env,

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
-import { runProcess, SCRIPT_NODE, type Ran } from "../support/processes";
+import { nodeOwnLines, runProcess, SCRIPT_NODE, type Ran } from "../support/processes";
 
 const ASSETS = path.resolve(__dirname, "..", "..", "lib", "assets");
 const LAUNCHER = path.join(ASSETS, "gpucloud-tf.js");
@@ -51,7 +51,7 @@ function run(cwd: string, extraEnv: NodeJS.ProcessEnv = {}, launcher = LAUNCHER)
 async function runOk(cwd: string, extraEnv: NodeJS.ProcessEnv = {}, launcher = LAUNCHER): Promise<Ran> {
   const ran = await run(cwd, extraEnv, launcher);
   expect(ran.stderr).not.toContain("error");
-  expect(ran.stderr).not.toMatch(/^\(node:\d+\)|warning/im);
+  expect(nodeOwnLines(ran.stderr)).not.toMatch(/^\(node:\d+\)|warning/im);
   expect(ran.code).toBe(0);
   expect(JSON.parse(ran.stdout)["k1.token"]).toBe(tokenValue);
   return ran;

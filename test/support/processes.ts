@@ -64,3 +64,20 @@ export function runProcess(file: string, args: readonly string[], opts: RunOptio
 export function bundleProgram(entry: string, outfile: string): void {
   buildSync({ entryPoints: [entry], outfile, bundle: true, platform: "node", target: "node20", format: "cjs", logLevel: "silent" });
 }
+
+/** What a script printed on stderr besides its own `gpucloud:` lines: what Node itself said. */
+export function nodeOwnLines(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((line) => !line.startsWith("gpucloud:"))
+    .join("\n");
+}
+
+/**
+ * `text` without the script's warning about an untested Node line (src/runtime/node-line.ts): the
+ * suites run on whatever node the machine has, and tests that expect no warning mean the library's.
+ * Only the warning goes, not its line: a text joined into one line keeps everything else.
+ */
+export function withoutNodeLineWarning(text: string): string {
+  return text.replace(/(gpucloud: )?WARNING: node \S+ runs this script, but it is tested on .*? the process that runs terraform/g, "");
+}

@@ -25,6 +25,7 @@ import {
   type ProviderDoubles,
 } from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
+import { withoutNodeLineWarning } from "../support/processes";
 
 const USER = { username: "identity-bot", password: "identity-password-9a7e" };
 
@@ -157,7 +158,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(applied).toMatch(/\+\/- create replacement and then destroy/);
     expect(applied).not.toContain("token-release");
     expect(applied).toContain(`no API token is named "cbd-b"; renaming "cbd-a" (id ${before.id}), a previous name`);
-    expect(applied).not.toContain("WARNING");
+    expect(withoutNodeLineWarning(applied)).not.toContain("WARNING");
     expect(emulator.tokens()).toHaveLength(count);
     expect(named("cbd-b")).toEqual([expect.objectContaining({ id: before.id, token: before.token })]);
     await p.steady();

@@ -20,6 +20,7 @@ import {
   type ProviderDoubles,
 } from "../support/terraform";
 import { credentialsEnv } from "../support/api-credentials";
+import { withoutNodeLineWarning } from "../support/processes";
 
 const USER = { username: "lifecycle-bot", password: "lifecycle-password-5c1e" };
 
@@ -152,7 +153,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     expect(log).toContain(
       `WARNING: API token "${NAME}-renamed" (id ${token.id}) stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation`,
     );
-    expect(log.match(/WARNING/g)).toHaveLength(1);
+    expect(withoutNodeLineWarning(log).match(/WARNING/g)).toHaveLength(1);
     expect((await tf.show()).values?.root_module?.resources ?? []).toEqual([]);
     expect(tokensNamed(`${NAME}-renamed`)).toHaveLength(1);
 

@@ -14,6 +14,7 @@ import { App, DataResource, LocalBackend, TerraformStack } from "cdktf";
 import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
+import { withoutNodeLineWarning } from "../support/processes";
 import { synthesizedStack } from "../support/stacks";
 import {
   describeWithTerraform,
@@ -90,7 +91,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "data.external.gpucloud-token-inventory_after-write[0]": ["read"],
     });
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
-    expect(applied.stdout).not.toContain("WARNING");
+    expect(withoutNodeLineWarning(applied.stdout)).not.toContain("WARNING");
     [{ id: aId, token: aValue }] = byName("review-a");
     expect(await consumerInput("a")).toEqual({ id: aId, token: aValue });
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
@@ -112,7 +113,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect(text).not.toContain("Check block assertion known after apply");
     expect(text).not.toContain("Warning:");
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
-    expect(applied.stdout).not.toContain("WARNING");
+    expect(withoutNodeLineWarning(applied.stdout)).not.toContain("WARNING");
     expect(applied.stdout).not.toContain("ACTIVE");
     expect(oneLine(applied.stdout)).toContain(`released API token "review-a" (id ${aId}) to the resource that replaces this one, if any`);
     expect(emulator.tokens().filter((t) => t.id === aId)).toEqual([
@@ -165,7 +166,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect(log).toContain(
       `WARNING: API token "review-b" (id ${b.id}) stays ACTIVE: the ApiToken "s/b" was removed from the stack, and the GPU cloud API has no delete operation.`,
     );
-    expect(log.match(/WARNING/g)).toHaveLength(1);
+    expect(withoutNodeLineWarning(log).match(/WARNING/g)).toHaveLength(1);
     expect(byName("review-b")).toHaveLength(1);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });

@@ -1,0 +1,151 @@
+/**
+ * Every TypeScript example of README.md and docs/ compiles and synthesizes as a reader pastes it,
+ * in a fresh project of each flavour: `cdktf init --template=typescript` (cdktf 0.21) and
+ * `cdktn init --template=typescript` (CDK Terrain 0.24), with their compiler settings and the
+ * feature flags their init writes into cdktf.json. An example is written for one flavour; the
+ * other flavour's version is the same code with the imports its comments name swapped
+ * (`cdktf` ⇄ `cdktn`, `cdktf-gpucloud` ⇄ `cdktf-gpucloud/cdktn`). A block whose first line starts
+ * with `// Fragment` is not a whole program and is left out; every other block must run.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import ts from "typescript";
+import { typescriptExamples, userDocs, type MarkdownExample } from "../support/markdown-examples";
+
+const root = path.resolve(__dirname, "../..");
+
+type Flavour = "cdktf" | "cdktn";
+
+/**
+ * The context each init writes into cdktf.json: cdktf 0.21's FUTURE_FLAGS are empty; cdktn 0.24's
+ * (its lib/features.ts) turn on the check that fails synthesis on constructs outside a stack.
+ */
+const initContext: Record<Flavour, Record<string, string>> = {
+  cdktf: {},
+  cdktn: { failOnConstructsOutsideOfStacks: "true", canonicalAssetHashes: "true" },
+};
+
+/** The compiler settings of the typescript template's tsconfig.json (the same in both CLIs). */
+const templateCompilerOptions: ts.CompilerOptions = {
+  alwaysStrict: true,
+  declaration: true,
+  experimentalDecorators: true,
+  inlineSourceMap: true,
+  inlineSources: true,
+  lib: ["lib.es2018.d.ts"],
+  module: ts.ModuleKind.CommonJS,
+  noEmitOnError: true,
+  noFallthroughCasesInSwitch: true,
+  noImplicitAny: true,
+  noImplicitReturns: true,
+  noImplicitThis: true,
+  noUnusedLocals: true,
+  noUnusedParameters: true,
+  resolveJsonModule: true,
+  strict: true,
+  strictNullChecks: true,
+  strictPropertyInitialization: true,
+  stripInternal: true,
+  target: ts.ScriptTarget.ES2018,
+  skipLibCheck: true,
+};
+
+function inFlavour(code: string, flavour: Flavour): string {
+  return flavour === "cdktn"
+    ? code.replace(/from "cdktf"/g, 'from "cdktn"').replace(/from "cdktf-gpucloud"/g, 'from "cdktf-gpucloud/cdktn"')
+    : code.replace(/from "cdktn"/g, 'from "cdktf"').replace(/from "cdktf-gpucloud\/cdktn"/g, 'from "cdktf-gpucloud"');
+}
+
+const usesConstructLibrary = (code: string): boolean => /from "(cdktf|cdktn)"/.test(code);
+
+/** A project folder with what the flavour's init installs, this package linked in as a dependency would be. */
+function freshProject(flavour: Flavour): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `gpucloud-doc-examples-${flavour}-`));
+  mkdirSync(path.join(dir, "node_modules", "@types"), { recursive: true });
+  for (const dep of [flavour, "constructs", "@types/node"]) {
+    symlinkSync(path.join(root, "node_modules", dep), path.join(dir, "node_modules", dep), "dir");
+  }
+  symlinkSync(root, path.join(dir, "node_modules", "cdktf-gpucloud"), "dir");
+  writeFileSync(
+    path.join(dir, "cdktf.json"),
+    JSON.stringify({ language: "typescript", app: "npx ts-node main.ts", context: initContext[flavour] }),
+  );
+  return dir;
+}
+
+interface Case {
+  readonly example: MarkdownExample;
+  readonly flavour: Flavour;
+  readonly name: string;
+  readonly source: string;
+}
+
+const examples = userDocs(root).flatMap((file) => typescriptExamples(root, file));
+const cases: Case[] = examples
+  .filter((e) => !e.fragment)
+  .flatMap((example) =>
+    (usesConstructLibrary(example.code) ? (["cdktf", "cdktn"] as const) : (["cdktf"] as const)).map((flavour) => ({
+      example,
+      flavour,
+      name: `${example.file}:${example.line} (${flavour})`,
+      source: inFlavour(example.code, flavour),
+    })),
+  );
+
+const projects = new Map<Flavour, string>();
+const compileErrors = new Map<string, string>();
+const fileOf = (c: Case): string => path.join(projects.get(c.flavour)!, `${c.example.file.replace(/[/.]/g, "-")}-${c.example.line}.ts`);
+
+/** One compiler host for all examples, sharing the parsed declaration files of the dependencies. */
+function cachingHost(): ts.CompilerHost {
+  const host = ts.createCompilerHost(templateCompilerOptions);
+  const cache = new Map<string, ts.SourceFile | undefined>();
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, onError) => {
+    // The examples themselves are read afresh; everything they import is parsed once.
+    if ([...projects.values()].some((dir) => fileName.startsWith(dir))) return getSourceFile(fileName, languageVersion, onError);
+    if (!cache.has(fileName)) cache.set(fileName, getSourceFile(fileName, languageVersion, onError));
+    return cache.get(fileName);
+  };
+  return host;
+}
+
+beforeAll(() => {
+  const host = cachingHost();
+  const format = { getCanonicalFileName: (f: string) => f, getCurrentDirectory: () => root, getNewLine: () => "\n" };
+  for (const flavour of ["cdktf", "cdktn"] as const) projects.set(flavour, freshProject(flavour));
+  // Each example is a program of its own, as it would be in a project of its own.
+  for (const c of cases) {
+    writeFileSync(fileOf(c), c.source);
+    const program = ts.createProgram([fileOf(c)], templateCompilerOptions, host);
+    const diagnostics = ts.getPreEmitDiagnostics(program);
+    if (diagnostics.length > 0) compileErrors.set(c.name, ts.formatDiagnostics(diagnostics, format));
+    else program.emit();
+  }
+}, 120_000);
+
+test("the docs have TypeScript examples, and only a few are fragments", () => {
+  expect(cases.length).toBeGreaterThan(0);
+  // A fragment is code a reader cannot check by pasting it; each one must earn its place.
+  expect(examples.filter((e) => e.fragment).map((e) => `${e.file}:${e.line}`).length).toBeLessThanOrEqual(4);
+});
+
+test.each(cases.map((c) => [c.name, c]))("%s compiles and runs as pasted", (_name, c) => {
+  expect(compileErrors.get(c.name) ?? "").toBe("");
+  const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-doc-example-out-"));
+  const ran = spawnSync(process.execPath, [fileOf(c).replace(/\.ts$/, ".js")], {
+    cwd: projects.get(c.flavour),
+    env: { ...process.env, CDKTF_OUTDIR: outdir, CDKTF_CONTEXT_JSON: JSON.stringify(initContext[c.flavour]) },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(ran.stderr).toBe("");
+  expect(ran.status).toBe(0);
+  if (/\.synth\(\)/.test(c.source)) {
+    const stacks = path.join(outdir, "stacks");
+    const written = existsSync(stacks) ? readdirSync(stacks).filter((s) => existsSync(path.join(stacks, s, "cdk.tf.json"))) : [];
+    expect(written.length).toBeGreaterThan(0);
+  }
+});
