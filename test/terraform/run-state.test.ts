@@ -8,7 +8,7 @@
  * state") names them.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
@@ -16,11 +16,13 @@ import { ApiToken } from "../../src";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { runFolderPath } from "../../src/runtime/run-folder";
 import { credentialsEnv, type TestAccount } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   handoffFiles,
+  oneLine,
   startProviderDoubles,
   TerraformRunner,
   terraformBinary,
@@ -138,6 +140,26 @@ describeWithTerraform("run state under real Terraform: one run's files are its o
     expect(tokensOf("staging", "rs-new")).toEqual([expect.objectContaining({ id: ours.id, token: ours.token })]);
     expect(tokensOf("staging", "rs-new-theirs")).toEqual([expect.objectContaining({ id: theirs.id })]);
     expect((await outputs(tf)).tokenId).toBe(ours.id);
+  });
+
+  test("a plan whose earlier runs' files cannot be removed succeeds, and its check block says which", async () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-sweep-"));
+    const env = { TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-sweep-tmp-")) };
+    const tf = runner(synth(outdir, "rs-sweep"), STAGING, env);
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    // A spent walk of an earlier run that cannot be removed as a file (a folder under its name: for root too,
+    // as a file of another owner or on a read-only mount is for anyone else).
+    const stuck = path.join(runFolderPath(env), "0123456789abcdef-0123456789abcdef-0123456789abcdef.walk.json");
+    mkdirSync(path.join(stuck, "inside"), { recursive: true });
+    const old = new Date(Date.now() - 24 * 60 * 60_000);
+    utimesSync(stuck, old, old);
+    // (Not -detailed-exitcode: the plan_time output changes at every plan.)
+    const plan = await tf.plan();
+    expect(plan.stderr).toBe("");
+    expect(plan.exitCode).toBe(0);
+    expect(plan.plan?.resource_changes?.filter((c) => !c.change.actions.includes("no-op")) ?? []).toEqual([]);
+    expect(oneLine(plan.stdout)).toMatch(/could not remove a spent file of an earlier terraform run \(.*\.walk\.json: .*\); going on/);
   });
 
   /** The run id (plantimestamp()) of the failed run, from the hand-off its create half claimed before it failed. */
