@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { ApiClient } from "../client/client";
 import { GpuCloudError } from "../client/errors";
+import type { TokensSinceMark } from "../client/pagination";
 import type { RuntimeContext } from "../shared/context";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
@@ -38,9 +39,12 @@ interface Walked {
 interface WalkFile {
   readonly run: string;
   /**
-   * The newest created_at the API listed in the walk: what appeared since is asked from here. Not
-   * moved by the writes recorded later (their creation times would hide tokens others created
-   * between the walk and those writes).
+   * The mark: what appeared since is asked from here, `>=` so that tokens created in the mark's
+   * second after it was taken are read again rather than missed. First the newest created_at of
+   * the walk; then moved forward by each complete newest-first read (see mergeNewest). Never by
+   * the writes recorded here: their creation times would hide tokens others created between the
+   * last read and those writes. The tokens of the file at or after the mark (those at it, and
+   * this run's creates) are what a newest-first read must list to prove its order.
    */
   readonly since: number;
   readonly tokens: readonly Walked[];
@@ -69,6 +73,12 @@ function readWalk(file: string, run: string): WalkFile | undefined {
 }
 
 const newestOf = (tokens: readonly { created_at: number }[]): number => tokens.reduce((m, t) => Math.max(m, t.created_at), 0);
+
+/** Where the next newest-first read starts, with the ids that prove its order: the tokens known at or after the mark. */
+const markOf = (walk: WalkFile): TokensSinceMark => ({
+  createdAt: walk.since,
+  ids: walk.tokens.filter((t) => t.created_at >= walk.since).map((t) => t.id),
+});
 
 /** An error of the folder (a lock, a file), as opposed to the API's: the walk is then done without the file. */
 const isFolderError = (err: unknown): boolean => !(err instanceof GpuCloudError);
@@ -114,20 +124,47 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
     }
     if (fresh) return { tokens: fresh, since: walk.since };
   }
-  const tokens = await withNewest(ctx, client, walk);
-  return tokens === undefined ? own() : { tokens, since: walk.since };
+  return (await withNewest(ctx, client, file, walk)) ?? own();
 }
 
 /**
  * The walk's tokens with those listed since its mark, newest first: a listed token replaces its
- * walked entry (and carries its value). Undefined when the server does not list newest first.
+ * walked entry (and carries its value); the read is merged into the walk, so the next one starts
+ * from its newest. Undefined when the read does not prove that the server lists newest first.
  */
-async function withNewest(ctx: RuntimeContext, client: ApiClient, walk: WalkFile): Promise<TokenView[] | undefined> {
-  const since = await newestSince(client, ctx, walk.since);
-  if (since === undefined) return undefined;
+async function withNewest(ctx: RuntimeContext, client: ApiClient, file: string, walk: WalkFile): Promise<RunTokens | undefined> {
+  const read = await newestSince(client, ctx, markOf(walk));
+  if (read === undefined) return undefined;
+  await mergeNewest(ctx, file, walk.run, read);
   const byId = new Map<string, TokenView>(walk.tokens.map((t) => [t.id, asView(t)]));
-  for (const t of since) byId.set(t.id, t);
-  return [...byId.values()];
+  for (const t of read) byId.set(t.id, t);
+  return { tokens: [...byId.values()], since: Math.max(walk.since, newestOf(read)) };
+}
+
+/**
+ * Merges a complete, order-proven newest-first read into the run's walk, under its lock: tokens
+ * it did not hold are added (held ones stay, this run's recorded writes among them), and the mark
+ * moves to the read's newest created_at. Unlike a write's creation time, that is safe: the read
+ * listed every token from the old mark down from the front of the list, so every token older than
+ * its newest is in the walk now; one created after its first page was created later than that
+ * newest, or in the same second, which `>=` reads again. Walks meanwhile only grow, so the larger
+ * of two marks holds for their union. Best effort: without the merge the next read starts earlier.
+ */
+async function mergeNewest(ctx: RuntimeContext, file: string, run: string, read: readonly TokenView[]): Promise<void> {
+  try {
+    await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
+      const walk = readWalk(file, run);
+      if (walk === undefined) return;
+      const held = new Set(walk.tokens.map((t) => t.id));
+      const added = read.filter((t) => !held.has(t.id)).map(walked);
+      const since = Math.max(walk.since, newestOf(read));
+      if (added.length > 0 || since !== walk.since)
+        writePrivateFile(file, JSON.stringify({ ...walk, since, tokens: [...walk.tokens, ...added] }));
+    });
+  } catch (err) {
+    if (!isFolderError(err)) throw err;
+    ctx.out.warn(`could not add the newest API tokens to this run's walk (${errorMessage(err)}); the next look reads from its older mark`);
+  }
 }
 
 /**
@@ -140,17 +177,19 @@ async function withNewest(ctx: RuntimeContext, client: ApiClient, walk: WalkFile
 export async function takenRunTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<TokenView[] | undefined> {
   const run = ctx.run;
   if (run === undefined) return undefined;
-  const walk = readWalk(walkPath(ctx.cwd, account, run), run);
-  return walk === undefined ? undefined : withNewest(ctx, client, walk);
+  const file = walkPath(ctx.cwd, account, run);
+  const walk = readWalk(file, run);
+  return walk === undefined ? undefined : (await withNewest(ctx, client, file, walk))?.tokens;
 }
 
 /**
- * The tokens created at or after `from` (the API's created_at), newest first (the client's
- * listTokensSince: overlapping pages, read again when the list shifts); undefined when the server
- * does not honour that order. Every value learnt is hidden from the log from then on.
+ * The tokens created at or after `mark.createdAt` (the API's created_at), newest first (the
+ * client's listTokensSince: overlapping pages, read again when the list shifts); undefined unless
+ * the read proves that order by listing `mark.ids` first. Every value learnt is hidden from the
+ * log from then on.
  */
-export async function newestSince(client: ApiClient, ctx: RuntimeContext, from: number): Promise<TokenView[] | undefined> {
-  const found = await client.listTokensSince(from, { pageSize: NEWEST_PAGE });
+export async function newestSince(client: ApiClient, ctx: RuntimeContext, mark: TokensSinceMark): Promise<TokenView[] | undefined> {
+  const found = await client.listTokensSince(mark, { pageSize: NEWEST_PAGE });
   if (found !== undefined) ctx.out.addSecrets(found.map((t) => t.token));
   return found;
 }
