@@ -47,6 +47,8 @@ interface WalkFile {
    * this run's creates) are what a newest-first read must list to prove its order.
    */
   readonly since: number;
+  /** The newest created_at of the walk itself: every token this run created is at or after it. */
+  readonly walked: number;
   readonly tokens: readonly Walked[];
 }
 
@@ -66,7 +68,8 @@ function walkPath(cwd: string, account: string, run: string): string {
 function readWalk(file: string, run: string): WalkFile | undefined {
   try {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as WalkFile;
-    return parsed.run === run && Array.isArray(parsed.tokens) && typeof parsed.since === "number" ? parsed : undefined;
+    const marks = typeof parsed.since === "number" && typeof parsed.walked === "number";
+    return parsed.run === run && Array.isArray(parsed.tokens) && marks ? parsed : undefined;
   } catch {
     return undefined;
   }
@@ -74,10 +77,10 @@ function readWalk(file: string, run: string): WalkFile | undefined {
 
 const newestOf = (tokens: readonly { created_at: number }[]): number => tokens.reduce((m, t) => Math.max(m, t.created_at), 0);
 
-/** Where the next newest-first read starts, with the ids that prove its order: the tokens known at or after the mark. */
-const markOf = (walk: WalkFile): TokensSinceMark => ({
-  createdAt: walk.since,
-  ids: walk.tokens.filter((t) => t.created_at >= walk.since).map((t) => t.id),
+/** A newest-first read from `from`, with the ids that prove its order: the walk's tokens known at or after it. */
+const markOf = (walk: WalkFile, from: number): TokensSinceMark => ({
+  createdAt: from,
+  ids: walk.tokens.filter((t) => t.created_at >= from).map((t) => t.id),
 });
 
 /** An error of the folder (a lock, a file), as opposed to the API's: the walk is then done without the file. */
@@ -113,7 +116,7 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
         const meanwhile = readWalk(file, run);
         if (meanwhile) return meanwhile;
         fresh = await allTokens(client, ctx);
-        const taken: WalkFile = { run, since: newestOf(fresh), tokens: fresh.map(walked) };
+        const taken: WalkFile = { run, since: newestOf(fresh), walked: newestOf(fresh), tokens: fresh.map(walked) };
         writePrivateFile(file, JSON.stringify(taken));
         return taken;
       });
@@ -124,21 +127,28 @@ export async function runTokens(ctx: RuntimeContext, client: ApiClient, account:
     }
     if (fresh) return { tokens: fresh, since: walk.since };
   }
-  return (await withNewest(ctx, client, file, walk)) ?? own();
+  const tokens = await withNewest(ctx, client, walk, walk.since);
+  if (tokens === undefined) return own();
+  await mergeNewest(ctx, file, run, tokens.read);
+  return { tokens: tokens.all, since: Math.max(walk.since, newestOf(tokens.read)) };
 }
 
 /**
- * The walk's tokens with those listed since its mark, newest first: a listed token replaces its
- * walked entry (and carries its value); the read is merged into the walk, so the next one starts
- * from its newest. Undefined when the read does not prove that the server lists newest first.
+ * The walk's tokens with those listed from `from`, newest first (`all`: a listed token replaces
+ * its walked entry and carries its value), and that read. Undefined when the read does not prove
+ * that the server lists newest first.
  */
-async function withNewest(ctx: RuntimeContext, client: ApiClient, file: string, walk: WalkFile): Promise<RunTokens | undefined> {
-  const read = await newestSince(client, ctx, markOf(walk));
+async function withNewest(
+  ctx: RuntimeContext,
+  client: ApiClient,
+  walk: WalkFile,
+  from: number,
+): Promise<{ all: TokenView[]; read: TokenView[] } | undefined> {
+  const read = await newestSince(client, ctx, markOf(walk, from));
   if (read === undefined) return undefined;
-  await mergeNewest(ctx, file, walk.run, read);
   const byId = new Map<string, TokenView>(walk.tokens.map((t) => [t.id, asView(t)]));
   for (const t of read) byId.set(t.id, t);
-  return { tokens: [...byId.values()], since: Math.max(walk.since, newestOf(read)) };
+  return { all: [...byId.values()], read };
 }
 
 /**
@@ -172,14 +182,23 @@ async function mergeNewest(ctx: RuntimeContext, file: string, run: string, read:
  * provisioner of this run took the walk; undefined otherwise, and never a walk file of its own.
  * That read may run at plan time (a group without writes whose read has an instance), and a walk
  * taken then would be used by the apply's provisioners, a saved plan's hours later, blind to the
- * renames made meanwhile.
+ * renames made meanwhile. It wants the values of the tokens this run created, which the walk does
+ * not keep: it reads from the oldest creation time among the walk's tokens that `needed` picks
+ * (the tokens its constructs resolve to), or from the walk's own mark when that is older.
  */
-export async function takenRunTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<TokenView[] | undefined> {
+export async function takenRunTokens(
+  ctx: RuntimeContext,
+  client: ApiClient,
+  account: string,
+  needed: (tokens: readonly TokenView[]) => readonly TokenView[] = () => [],
+): Promise<TokenView[] | undefined> {
   const run = ctx.run;
   if (run === undefined) return undefined;
-  const file = walkPath(ctx.cwd, account, run);
-  const walk = readWalk(file, run);
-  return walk === undefined ? undefined : (await withNewest(ctx, client, file, walk))?.tokens;
+  const walk = readWalk(walkPath(ctx.cwd, account, run), run);
+  if (walk === undefined) return undefined;
+  const created = needed(walk.tokens.map(asView)).filter((t) => t.created_at >= walk.walked);
+  const from = created.length > 0 ? Math.min(...created.map((t) => t.created_at)) : walk.walked;
+  return (await withNewest(ctx, client, walk, from))?.all;
 }
 
 /**
