@@ -12,7 +12,8 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { EmulatorFaults } from "../../src/emulator/types";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";
+import { recordRunWrite, runTokens, takenRunTokens } from "../../src/runtime/run-walk";
+import type { TokenView } from "../../src/runtime/token-names";
 
 const USER = { username: "walk-bot", password: "walk-password-3b1e" };
 const RUN = "2026-11-01T10:00:00Z";
@@ -145,6 +146,33 @@ describe("the run's walk of the token list", () => {
       });
       // From one fixed mark, the 30th look would read 30 new tokens: 4 pages of 10.
       expect(lists(api)).toBe(30);
+    });
+
+    test("the read after the writes reads from the oldest token it needs, so it gets each one's value", async () => {
+      const { api, tick } = await clocked();
+      const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+      await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+      const created = await withClient(api, async (c) => {
+        const made = [];
+        for (let i = 0; i < 30; i++) {
+          tick();
+          await runTokens(ctx(cwd), c, ACCOUNT);
+          const token = await c.createToken({ name: `mine-${i}` });
+          await recordRunWrite(ctx(cwd), ACCOUNT, token);
+          made.push(token);
+        }
+        return made;
+      });
+      const named = (names: string[]) => (tokens: readonly TokenView[]) => tokens.filter((t) => names.includes(t.name));
+      for (const [names, calls] of [
+        [["mine-29", "mine-28"], 1],
+        [["mine-3", "mine-29"], 3], // 27 tokens from mine-3 on, pages of 10 overlapping by one
+      ] as const) {
+        api.resetStats();
+        const seen = await withClient(api, (c) => takenRunTokens(ctx(cwd), c, ACCOUNT, named([...names])));
+        expect(lists(api)).toBe(calls);
+        for (const name of names) expect(seen?.find((t) => t.name === name)?.token).toBe(created.find((t) => t.name === name)!.token);
+      }
     });
 
     test("a token created in the mark's second after the mark moved is still seen (ties are read again)", async () => {
