@@ -183,8 +183,8 @@ async function mergeNewest(ctx: RuntimeContext, file: string, run: string, read:
  * That read may run at plan time (a group without writes whose read has an instance), and a walk
  * taken then would be used by the apply's provisioners, a saved plan's hours later, blind to the
  * renames made meanwhile. It wants the values of the tokens this run created, which the walk does
- * not keep: it reads from the oldest creation time among the walk's tokens that `needed` picks
- * (the tokens its constructs resolve to), or from the walk's own mark when that is older.
+ * not keep: it reads from the walk's mark, or from the oldest creation time among the tokens of
+ * this run that `needed` picks (those whose values its constructs take) when that is older.
  */
 export async function takenRunTokens(
   ctx: RuntimeContext,
@@ -197,7 +197,7 @@ export async function takenRunTokens(
   const walk = readWalk(walkPath(ctx.cwd, account, run), run);
   if (walk === undefined) return undefined;
   const created = needed(walk.tokens.map(asView)).filter((t) => t.created_at >= walk.walked);
-  const from = created.length > 0 ? Math.min(...created.map((t) => t.created_at)) : walk.walked;
+  const from = Math.min(walk.since, ...created.map((t) => t.created_at));
   return (await withNewest(ctx, client, walk, from))?.all;
 }
 
