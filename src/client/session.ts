@@ -40,14 +40,12 @@ export interface SessionStore {
    * The shared session: one another client stored, still before its `renewAt` and other than
    * the access token `rejected`, else the one `login` makes, which the store keeps for the
    * others. Clients that start together do not all log in: `login` runs in one at a time, and
-   * the others take what it stored. `secret` is the credential the store may key on (it never
-   * writes it).
+   * the others take what it stored.
    */
   share(
     login: () => Promise<Session>,
     opts: {
       readonly username: string;
-      readonly secret: string;
       readonly now: () => number;
       readonly deadline: number;
       readonly rejected?: string;
@@ -149,7 +147,6 @@ export class SessionManager {
     if (this.store === undefined || this.creds.kind !== "password") return this.login(deadline);
     const { session, reused } = await this.store.share(() => this.login(deadline), {
       username: this.creds.username,
-      secret: this.creds.passwordMd5,
       now: this.now,
       deadline,
       rejected: this.rejected,

@@ -149,8 +149,9 @@ export class ApiToken extends Construct {
       },
       // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS):
       // the destroy side reads the old ones, and a trigger added or removed between versions of
-      // this library never breaks an apply of an older state. RUN_ID is a function call that
-      // refers to nothing, which a destroy-time provisioner may have.
+      // this library never breaks an apply of an older state. RUN_ID (for hand-offs) is a function
+      // call that refers to nothing, which a destroy-time provisioner may have; the run's nonce
+      // (for the files the run's scripts share) comes from the plan-time read, on the create side only.
       provisioners: [
         {
           type: "local-exec",
@@ -158,6 +159,7 @@ export class ApiToken extends Construct {
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
             [TokenEnv.RUN]: RUN_ID,
+            [TokenEnv.RUN_NONCE]: `\${${stackRead.runNonce}}`,
             // The id consumers were planned with (known at plan while the read finds the token): the
             // create half fails rather than end on another token. Evaluated at apply from the plan's read.
             [PLANNED_ID_ENV]: `\${${stackRead.resultField(key, StackReadResultField.ID)}}`,

@@ -6,6 +6,7 @@ import {
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
   STACK_READ_RUN,
+  STACK_READ_RUN_NONCE,
   STACK_READ_VALUE_SLOTS,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
@@ -17,6 +18,7 @@ import {
   type StackReadToken,
   TokenValueField,
   TOKEN_VALUE_RUN,
+  TOKEN_VALUE_WORKSPACE,
   stackReadKey,
 } from "../protocol";
 import { ephemeralLocalCommand } from "./ephemeral-command";
@@ -32,7 +34,11 @@ import { isKnown } from "./validation";
  */
 const STACK_READ_ID = "gpucloud-token-inventory";
 
-/** The terraform run's id (see TokenEnv.RUN): the same in every read and provisioner of one run. */
+/**
+ * The terraform run's id as hand-offs know it (see TokenEnv.RUN): a function call that refers to
+ * nothing, which a destroy-time provisioner may have. The files the run's scripts share are named
+ * by the plan-time read's nonce instead (see runNonce).
+ */
 export const RUN_ID = "${plantimestamp()}";
 
 /**
@@ -234,11 +240,11 @@ export class StackRead extends Construct {
     const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${StackReadResultField.ID}"] != ""`;
     let group = this.groups[this.groups.length - 1];
     if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
-      // The run's id lets this read use the session the run's scripts share; it retires nothing.
+      // The run's nonce lets this read take the walk and session the run's scripts share.
       const query: Record<string, string> = {
         [STACK_READ_WORKSPACE]: this.query[STACK_READ_WORKSPACE],
         [STACK_READ_AFTER_WRITE]: "true",
-        [STACK_READ_RUN]: RUN_ID,
+        [STACK_READ_RUN_NONCE]: `\${${this.runNonce}}`,
       };
       const slots: string[] = [];
       const writes: string[] = [];
@@ -335,9 +341,10 @@ export class StackRead extends Construct {
       command: "node",
       arguments: [`./${runtimeScriptPath(this)}`, RuntimeCommand.TOKEN_VALUE],
       // Filled as tokens ask; cdktf reads it when it synthesizes.
-      // The run's id lets it share the login of the run's other scripts.
+      // The run's nonce lets it share the login of the run's other scripts.
       stdin: Lazy.stringValue({
-        produce: () => `\${jsonencode({${[...this.valueQuery, `"${TOKEN_VALUE_RUN}" = plantimestamp()`].join(", ")}})}`,
+        produce: () =>
+          `\${jsonencode({${[...this.valueQuery, `"${TOKEN_VALUE_RUN}" = ${this.runNonce}`, `"${TOKEN_VALUE_WORKSPACE}" = terraform.workspace`].join(", ")}})}`,
       }),
     });
     return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;
@@ -349,6 +356,14 @@ export class StackRead extends Construct {
    */
   get lookupErrors(): string {
     return `lookup(${this.resultAddress}, "${STACK_READ_LOOKUP_ERRORS}", "")`;
+  }
+
+  /**
+   * The Terraform expression (text) of the run's nonce, which the plan-time read makes (see
+   * STACK_READ_RUN_NONCE): for the create halves, the reads after the writes and the token-value read.
+   */
+  get runNonce(): string {
+    return `${this.resultAddress}["${STACK_READ_RUN_NONCE}"]`;
   }
 
   /** The Terraform address of the plan-time read's result map (a local value), for expressions written as text. */

@@ -33,6 +33,12 @@ export const TokenEnv = {
    * what a destroy half handed off (see runtime/handoff.ts).
    */
   RUN: "GPUCLOUD_TOKEN_RUN",
+  /**
+   * The run's nonce from the stack's plan-time read (see STACK_READ_RUN_NONCE), create side only: the
+   * files the run's scripts share are named by it. A destroy-time provisioner may refer to `self`
+   * alone, so the destroy half shares nothing and asks the API nothing.
+   */
+  RUN_NONCE: "GPUCLOUD_TOKEN_RUN_NONCE",
 } as const;
 
 /**

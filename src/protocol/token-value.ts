@@ -13,8 +13,9 @@ export const TokenValueField = {
 } as const;
 
 /**
- * A query key without a token key: `plantimestamp()`, the terraform run, whose login the read
- * shares with the run's other scripts (see TokenEnv.RUN). Absent in configurations synthesized by
- * earlier versions: the read then logs in on its own.
+ * Query keys without a token key: the run's nonce (see STACK_READ_RUN_NONCE), whose login the read
+ * shares with the run's other scripts, and `terraform.workspace`, which with the stack folder scopes
+ * the run's files. Without the nonce the read logs in on its own.
  */
-export const TOKEN_VALUE_RUN = "run";
+export const TOKEN_VALUE_RUN = "run_nonce";
+export const TOKEN_VALUE_WORKSPACE = "workspace";

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { errorMessage } from "../shared/error-message";
 import { readIfReadable, writePrivateFile } from "./private-file";
-import { DEFAULT_ENV_PREFIX, HANDOFF_DIR, accountEnv } from "../protocol";
+import { HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**
@@ -76,52 +77,6 @@ export interface AppliedRecord {
   readonly pending?: boolean;
 }
 
-/**
- * The API address as a hand-off records it: a digest, so that the file holds nothing from the
- * address itself. Trailing slashes, surrounding spaces, the case of the scheme and host and a
- * default port do not count; the path's case does (`/TenantA` and `/tenanta` are two APIs).
- */
-export function apiDigest(apiUrl: string): string {
-  return sha256Hex(normalizeApiUrl(apiUrl)).slice(0, 16);
-}
-
-/**
- * The account a token lives on, as hand-offs, applied records and name locks are keyed: its
- * variable prefix and its API address. The default account's digest is {@link apiDigest} alone,
- * as earlier versions recorded it, so that an upgrade finds its records.
- */
-export function accountDigest(envPrefix: string, apiUrl: string): string {
-  if (envPrefix === DEFAULT_ENV_PREFIX) return apiDigest(apiUrl);
-  return sha256Hex(`${envPrefix}\n${normalizeApiUrl(apiUrl)}`).slice(0, 16);
-}
-
-/**
- * {@link accountDigest} of an account given as the scripts receive it: its prefix (undefined for
- * the default account) and the construct's base URL (undefined: the prefix's BASE_URL variable).
- */
-export function accountDigestIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
-  return accountDigest(envPrefix ?? DEFAULT_ENV_PREFIX, apiUrlIn(env, envPrefix, baseUrl));
-}
-
-/** The API address the scripts use for an account: the construct's base URL, else the prefix's BASE_URL variable. */
-export function apiUrlIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
-  return baseUrl ?? env[accountEnv(envPrefix ?? DEFAULT_ENV_PREFIX).BASE_URL] ?? "";
-}
-
-/** See {@link apiDigest}. An address that does not parse is only trimmed. */
-export function normalizeApiUrl(apiUrl: string): string {
-  const trimmed = apiUrl.trim();
-  let normalized = trimmed;
-  try {
-    // URL lower-cases the scheme and host and drops a default port; it leaves the path's case.
-    const url = new URL(trimmed);
-    normalized = `${url.protocol}//${url.username || url.password ? `${url.username}:${url.password}@` : ""}${url.host}${url.pathname}${url.search}`;
-  } catch {
-    // not a URL: compared as written
-  }
-  return normalized.replace(/\/+$/, "");
-}
-
 type Kind = "handoff" | "applied";
 
 function recordPath(cwd: string, kind: Kind, workspace: string, key: string): string {
@@ -190,9 +145,11 @@ export function readHandoff(cwd: string, workspace: string, key: string, warn: (
  * when `all` (the caller runs before any provisioner of its run), else those of another run id.
  * A claimed hand-off stays: it is a rename whose write failed, which a later run finishes. Runs
  * in the stack's plan-time read; lists the folder rather than hashing names (see ./sha256.ts).
- * Returns how many it retired.
+ * Best effort: a hand-off that cannot be rewritten (a folder of another user, a read-only mount)
+ * is warned about once and left, never failing the plan; a create half still follows a hand-off
+ * of its own run only. Returns how many it retired.
  */
-export function retireHandoffs(cwd: string, workspace: string, runId: string, all: boolean): number {
+export function retireHandoffs(cwd: string, workspace: string, runId: string, all: boolean, warn: (line: string) => void): number {
   let files: string[];
   try {
     files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json"));
@@ -200,6 +157,7 @@ export function retireHandoffs(cwd: string, workspace: string, runId: string, al
     return 0;
   }
   let retired = 0;
+  let failure: string | undefined;
   for (const file of files) {
     const full = path.join(cwd, HANDOFF_DIR, file);
     let text: string;
@@ -216,9 +174,14 @@ export function retireHandoffs(cwd: string, workspace: string, runId: string, al
     // A read deferred to the apply runs beside this run's provisioners: a hand-off written or
     // claimed since it was read is theirs, not one to retire.
     if (readIfReadable(full) !== text) continue;
-    writeRecord(full, { ...raw, retired: true });
-    retired++;
+    try {
+      writeRecord(full, { ...raw, retired: true });
+      retired++;
+    } catch (err) {
+      failure ??= `${path.relative(cwd, full)}: ${errorMessage(err)}`;
+    }
   }
+  if (failure !== undefined) warn(`could not mark a hand-off of an earlier terraform run as spent (${failure}); going on`);
   return retired;
 }
 

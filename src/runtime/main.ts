@@ -12,9 +12,9 @@ import { findFlavors } from "./flavor-command";
 import { createOutput, Redactor, type Output } from "../shared/output";
 import { FdWriter, readQuery } from "./process-io";
 import { preferFlavor } from "./preference-command";
-import { accountDigest } from "./handoff";
+import { credentialIdentity } from "./account-identity";
 import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
-import { FORMER_STACK_READ_COMMAND, RuntimeCommand, TokenEnv, type FlavorPreferenceQuery } from "../protocol";
+import { FORMER_STACK_READ_COMMAND, RuntimeCommand, type FlavorPreferenceQuery } from "../protocol";
 import { runSessionStore } from "./run-session";
 import { errorMessage } from "../shared/error-message";
 import { applyToken } from "./token-apply";
@@ -71,15 +71,12 @@ export async function main(io: MainIo): Promise<number> {
     env: io.env,
     cwd: io.cwd,
     out,
-    // Provisioners get the run in their environment; the stack's reads, in their query.
-    run: io.env[TokenEnv.RUN] || undefined,
-    sessionStore: (run, baseUrl, envPrefix) =>
-      runSessionStore(io.cwd, run, accountDigest(envPrefix, baseUrl), {
-        waitMs: lockWaitMs(io.env),
-        staleAfterMs: lockStaleAfterMs(io.env),
-        onWait: out.info,
-        warn: out.warn,
-      }),
+    // The run itself (its nonce and workspace) is set by each command from its query or environment.
+    sessionStore: (run, baseUrl, envPrefix, credentials) =>
+      runSessionStore(
+        { cwd: io.cwd, ...run, identity: credentialIdentity(credentials), envPrefix, apiUrl: baseUrl },
+        { env: io.env, waitMs: lockWaitMs(io.env), staleAfterMs: lockStaleAfterMs(io.env), onWait: out.info, warn: out.warn },
+      ),
   };
   try {
     if (external) {

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { foldTokenName } from "../protocol";
 import { runBudgetMsOrDefault } from "../shared/config";
-import { accountDigest } from "./handoff";
+import { accountDigest } from "./account-identity";
 import { readIfReadable } from "./private-file";
 import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";

@@ -1,21 +1,21 @@
 import { errorMessage } from "../shared/error-message";
 import { readFileSync, rmSync } from "node:fs";
-import path from "node:path";
 import type { ApiClient } from "../client/client";
 import { GpuCloudError } from "../client/errors";
 import type { TokensSinceMark } from "../client/pagination";
-import type { RuntimeContext } from "../shared/context";
+import type { RunRef, RuntimeContext } from "../shared/context";
+import type { AccountRef } from "./account-identity";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";
-import { HANDOFF_DIR } from "../protocol";
-import { sha256Hex } from "./sha256";
+import { openRunFolder, runFilePath } from "./run-folder";
 import { allTokens, type TokenView } from "./token-names";
 
 /**
  * The token list as the provisioners of one apply see it (issue 24). Each provisioner is its own
  * process and used to walk the whole account, twice for a create: on an account of thousands of
  * tokens, that is where an apply's requests went. Now the first provisioner of the run that needs
- * the list walks it once, under a lock, and keeps the walk in the hand-off folder; each one then
+ * the list walks it once, under a lock, and keeps the walk in a file of the run (./run-folder.ts:
+ * no other run, workspace or account can arrive at its name); each one then
  * asks only for what appeared since, newest first (usually one page), and records its own writes
  * there, so that a provisioner that takes a name after another one wrote it sees that write.
  *
@@ -25,7 +25,6 @@ import { allTokens, type TokenView } from "./token-names";
  * next apply converges; a create is still checked by name against what appeared since.
  */
 
-export const WALK_FILE_PREFIX = "walk-";
 /** Newest-first page size: a create usually finds what appeared since in one request. */
 const NEWEST_PAGE = 50;
 
@@ -61,15 +60,16 @@ export interface RunTokens {
 const walked = (t: TokenView): Walked => ({ id: t.id, name: t.name, description: t.description, created_at: t.created_at });
 const asView = (t: Walked): TokenView => ({ ...t, token: "" });
 
-function walkPath(cwd: string, account: string, run: string): string {
-  return path.join(cwd, HANDOFF_DIR, `${WALK_FILE_PREFIX}${sha256Hex(`${account}\n${run}`).slice(0, 24)}.json`);
+/** The run's walk file for `account`; throws when the run folder cannot be used. */
+function walkPath(ctx: RuntimeContext, account: AccountRef, run: RunRef): string {
+  return runFilePath(openRunFolder(ctx.env), { cwd: ctx.cwd, ...run, ...account }, "walk");
 }
 
-function readWalk(file: string, run: string): WalkFile | undefined {
+function readWalk(file: string, run: RunRef): WalkFile | undefined {
   try {
     const parsed = JSON.parse(readFileSync(file, "utf8")) as WalkFile;
     const marks = typeof parsed.since === "number" && typeof parsed.walked === "number";
-    return parsed.run === run && Array.isArray(parsed.tokens) && marks ? parsed : undefined;
+    return parsed.run === run.nonce && Array.isArray(parsed.tokens) && marks ? parsed : undefined;
   } catch {
     return undefined;
   }
@@ -100,33 +100,34 @@ function lockOf(ctx: RuntimeContext) {
  * The account's tokens for a provisioner (see above): the run's walk plus what appeared since;
  * a walk of its own outside a run, or where the server does not list newest first.
  */
-export async function runTokens(ctx: RuntimeContext, client: ApiClient, account: string): Promise<RunTokens> {
+export async function runTokens(ctx: RuntimeContext, client: ApiClient, account: AccountRef): Promise<RunTokens> {
   const own = async (): Promise<RunTokens> => {
     const tokens = await allTokens(client, ctx);
     return { tokens, since: newestOf(tokens) };
   };
   const run = ctx.run;
   if (run === undefined) return own();
-  const file = walkPath(ctx.cwd, account, run);
-  let walk = readWalk(file, run);
-  if (walk === undefined) {
-    let fresh: TokenView[] | undefined;
-    try {
-      walk = await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
-        const meanwhile = readWalk(file, run);
-        if (meanwhile) return meanwhile;
-        fresh = await allTokens(client, ctx);
-        const taken: WalkFile = { run, since: newestOf(fresh), walked: newestOf(fresh), tokens: fresh.map(walked) };
-        writePrivateFile(file, JSON.stringify(taken));
-        return taken;
-      });
-    } catch (err) {
-      if (!isFolderError(err)) throw err;
-      ctx.out.warn(`could not share this run's walk of the API tokens (${errorMessage(err)}); walking them for this provisioner alone`);
-      return fresh ? { tokens: fresh, since: newestOf(fresh) } : own();
-    }
-    if (fresh) return { tokens: fresh, since: walk.since };
+  let walk: WalkFile | undefined;
+  let fresh: TokenView[] | undefined;
+  let file: string;
+  try {
+    file = walkPath(ctx, account, run);
+    const walkFile = file;
+    walk = readWalk(walkFile, run);
+    walk ??= await withFileLock(`${walkFile}.lock`, lockOf(ctx), async () => {
+      const meanwhile = readWalk(walkFile, run);
+      if (meanwhile) return meanwhile;
+      fresh = await allTokens(client, ctx);
+      const taken: WalkFile = { run: run.nonce, since: newestOf(fresh), walked: newestOf(fresh), tokens: fresh.map(walked) };
+      writePrivateFile(walkFile, JSON.stringify(taken));
+      return taken;
+    });
+  } catch (err) {
+    if (!isFolderError(err)) throw err;
+    ctx.out.warn(`could not share this run's walk of the API tokens (${errorMessage(err)}); walking them for this provisioner alone`);
+    return fresh ? { tokens: fresh, since: newestOf(fresh) } : own();
   }
+  if (fresh) return { tokens: fresh, since: walk.since };
   const tokens = await withNewest(ctx, client, walk, walk.since);
   if (tokens === undefined) return own();
   await mergeNewest(ctx, file, run, tokens.read);
@@ -160,7 +161,7 @@ async function withNewest(
  * newest, or in the same second, which `>=` reads again. Walks meanwhile only grow, so the larger
  * of two marks holds for their union. Best effort: without the merge the next read starts earlier.
  */
-async function mergeNewest(ctx: RuntimeContext, file: string, run: string, read: readonly TokenView[]): Promise<void> {
+async function mergeNewest(ctx: RuntimeContext, file: string, run: RunRef, read: readonly TokenView[]): Promise<void> {
   try {
     await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
       const walk = readWalk(file, run);
@@ -189,12 +190,17 @@ async function mergeNewest(ctx: RuntimeContext, file: string, run: string, read:
 export async function takenRunTokens(
   ctx: RuntimeContext,
   client: ApiClient,
-  account: string,
+  account: AccountRef,
   needed: (tokens: readonly TokenView[]) => readonly TokenView[] = () => [],
 ): Promise<TokenView[] | undefined> {
   const run = ctx.run;
   if (run === undefined) return undefined;
-  const walk = readWalk(walkPath(ctx.cwd, account, run), run);
+  let walk: WalkFile | undefined;
+  try {
+    walk = readWalk(walkPath(ctx, account, run), run);
+  } catch {
+    return undefined; // no run folder: no walk of the run to take
+  }
   if (walk === undefined) return undefined;
   const created = needed(walk.tokens.map(asView)).filter((t) => t.created_at >= walk.walked);
   const from = Math.min(walk.since, ...created.map((t) => t.created_at));
@@ -218,21 +224,23 @@ export async function newestSince(client: ApiClient, ctx: RuntimeContext, mark: 
  * released: a provisioner that takes that name next must see it (a rename changes no created_at,
  * so it would not appear among the newest).
  */
-export async function recordRunWrite(ctx: RuntimeContext, account: string, token: TokenView): Promise<void> {
+export async function recordRunWrite(ctx: RuntimeContext, account: AccountRef, token: TokenView): Promise<void> {
   const run = ctx.run;
   if (run === undefined) return;
-  const file = walkPath(ctx.cwd, account, run);
+  let file: string | undefined;
   try {
-    await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
-      const walk = readWalk(file, run);
+    file = walkPath(ctx, account, run);
+    const walkFile = file;
+    await withFileLock(`${walkFile}.lock`, lockOf(ctx), async () => {
+      const walk = readWalk(walkFile, run);
       if (walk === undefined) return;
-      writePrivateFile(file, JSON.stringify({ ...walk, tokens: [...walk.tokens.filter((t) => t.id !== token.id), walked(token)] }));
+      writePrivateFile(walkFile, JSON.stringify({ ...walk, tokens: [...walk.tokens.filter((t) => t.id !== token.id), walked(token)] }));
     });
   } catch (err) {
     // The write itself succeeded; a later create of this name in this run walks the API instead.
     ctx.out.warn(
       `could not record API token ${token.id} in this run's walk (${errorMessage(err)}); removing the walk, so the next look is a full one`,
     );
-    rmSync(file, { force: true });
+    if (file !== undefined) rmSync(file, { force: true });
   }
 }

@@ -1,10 +1,11 @@
 import { errorMessage } from "../shared/error-message";
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { accountDigestIn, readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
+import { accountRefIn } from "./account-identity";
+import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
 import { takenRunTokens } from "./run-walk";
 import type { ApiClient } from "../client/client";
-import { removeEarlierRunFiles } from "./run-files";
+import { newRunNonce, sweepRunFolder } from "./run-folder";
 import { GpuCloudError } from "../client/errors";
 import { LOGIN_OPERATION } from "../client/session";
 import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
@@ -13,6 +14,7 @@ import {
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
   STACK_READ_RUN,
+  STACK_READ_RUN_NONCE,
   STACK_READ_VALUE_SLOTS,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
@@ -53,6 +55,7 @@ const READ_KEYS: ReadonlySet<string> = new Set([
   STACK_READ_AFTER_WRITE,
   STACK_READ_WORKSPACE,
   STACK_READ_RUN,
+  STACK_READ_RUN_NONCE,
   STACK_READ_RETIRE_HANDOFFS,
   STACK_READ_VALUE_SLOTS,
 ]);
@@ -215,24 +218,30 @@ function warningsFor(
  * else in the result (STACK_READ_LOOKUP_ERRORS). Every other error names the constructs it concerns.
  */
 export async function stackRead(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  const run = query[STACK_READ_RUN] || undefined;
   const afterWrite = query[STACK_READ_AFTER_WRITE] === "true";
-  // A read after the writes shares the login of the run's provisioners (see ./run-session.ts).
-  // The plan-time read keeps its own: a plan that writes nothing would gain nothing from storing
-  // it, and sealing it would load node:crypto into every plan.
-  const ctx: RuntimeContext = run && afterWrite ? { ...input, run } : input;
-  const { tokens: managed, lookups } = parseStackQuery(query);
   const workspace = query[STACK_READ_WORKSPACE];
+  // A read after the writes shares the walk and login of the run's provisioners (see ./run-folder.ts).
+  // The plan-time read keeps its own: it makes the run's nonce, before any script of its run.
+  const nonce = afterWrite ? query[STACK_READ_RUN_NONCE] || undefined : undefined;
+  const ctx: RuntimeContext = nonce !== undefined && workspace !== undefined ? { ...input, run: { nonce, workspace } } : input;
+  const { tokens: managed, lookups } = parseStackQuery(query);
   const warnings: string[] = [];
   const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
+  const run = query[STACK_READ_RUN] || undefined;
   const retire = query[STACK_READ_RETIRE_HANDOFFS];
-  if (!afterWrite && workspace !== undefined && run && retire) {
+  if (!afterWrite && workspace !== undefined && managed.length > 0) {
+    const runNonce = newRunNonce();
+    result[STACK_READ_RUN_NONCE] = runNonce;
     // Before any provisioner of this run: what earlier runs handed off is never taken over now,
-    // and their sessions and walks are of no more use.
-    const all = retire === RetireHandoffs.ALL;
-    retireHandoffs(ctx.cwd, workspace, run, all);
-    removeEarlierRunFiles(ctx.cwd, run);
+    // and their walks and sessions are of no more use.
+    // Best effort: a folder that cannot be cleaned is said in the plan (the check block), never fails it.
+    const cleanupWarning = (line: string) => {
+      ctx.out.warn(line);
+      warnings.push(line);
+    };
+    if (run && retire) retireHandoffs(ctx.cwd, workspace, run, retire === RetireHandoffs.ALL, cleanupWarning);
+    sweepRunFolder(ctx.env, { cwd: ctx.cwd, workspace, nonce: runNonce }, cleanupWarning);
   }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
@@ -252,7 +261,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
     const listFor = async (client: ApiClient, tokens: readonly ManagedToken[]): Promise<TokenView[]> => {
       if (!afterWrite) return allTokens(client, ctx);
       const wanted = valueSlots === undefined ? tokens : tokens.filter((m) => valueSlots.has(m.slot));
-      const seen = await takenRunTokens(ctx, client, accountDigestIn(ctx.env, envPrefix, baseUrl), (walked) =>
+      const seen = await takenRunTokens(ctx, client, accountRefIn(ctx.env, envPrefix, baseUrl), (walked) =>
         resolvedTokens(wanted, walked, applied),
       );
       return seen !== undefined && resolvedTokens(wanted, seen, applied).every((t) => t.token !== "") ? seen : allTokens(client, ctx);

@@ -18,7 +18,18 @@ import {
   tokensNamed,
   type TokenView,
 } from "./token-names";
-import { accountDigestOf, accountLabel, apiUrlOf, constructLabel, runOf, tokenScope, withTriggerEnv, type TokenScope } from "./token-scope";
+import { accountRefIn, type AccountRef } from "./account-identity";
+import {
+  accountDigestOf,
+  accountLabel,
+  apiUrlOf,
+  constructLabel,
+  handoffRunOf,
+  runOf,
+  tokenScope,
+  withTriggerEnv,
+  type TokenScope,
+} from "./token-scope";
 
 /**
  * Creation-time provisioner: make the API hold exactly one token with the configured name and
@@ -28,7 +39,7 @@ import { accountDigestOf, accountLabel, apiUrlOf, constructLabel, runOf, tokenSc
  */
 export async function applyToken(input: RuntimeContext): Promise<void> {
   const apply = applyRequest(input);
-  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, runOf(apply.ctx));
+  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, handoffRunOf(apply.ctx));
   const lastApplied = appliedOnThisAccount(apply.ctx, apply.scope, apply.api, apply.name);
   const managedId = await underNameLock(apply, (client) => applyUnderLock(apply, client, handoff, lastApplied));
   recordApplied(apply, managedId, handoff);
@@ -44,15 +55,19 @@ interface ApplyRequest {
   readonly previousNames: readonly string[];
   /** The account the token is on, as hand-offs, records and locks are keyed (see accountDigestOf). */
   readonly api: string;
+  /** The same account as the run's files are keyed: with the credential's identity. */
+  readonly account: AccountRef;
 }
 
 function applyRequest(input: RuntimeContext): ApplyRequest {
-  const ctx = withTriggerEnv(input);
-  const name = requireName(ctx.env[TokenEnv.NAME], TokenEnv.NAME);
-  const description = ctx.env[TokenEnv.DESCRIPTION];
-  const previousNames = parsePreviousNames(ctx.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
-  const scope = tokenScope(ctx.env);
-  return { ctx, scope, name, description, previousNames, api: accountDigestOf(scope, ctx.env) };
+  const withTriggers = withTriggerEnv(input);
+  const name = requireName(withTriggers.env[TokenEnv.NAME], TokenEnv.NAME);
+  const description = withTriggers.env[TokenEnv.DESCRIPTION];
+  const previousNames = parsePreviousNames(withTriggers.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
+  const scope = tokenScope(withTriggers.env);
+  const ctx: RuntimeContext = { ...withTriggers, run: runOf(withTriggers, scope) };
+  const account = accountRefIn(ctx.env, scope.envPrefix, scope.baseUrl);
+  return { ctx, scope, name, description, previousNames, api: accountDigestOf(scope, ctx.env), account };
 }
 
 /** Runs `fn` with a client of the token's account, holding the lock of its name (see withNameLock). */
@@ -87,7 +102,7 @@ async function applyUnderLock(
   handoff: Handoff | undefined,
   lastApplied: AppliedRecord | undefined,
 ): Promise<string> {
-  const { tokens, since: listedSince } = await runTokens(apply.ctx, client, apply.api);
+  const { tokens, since: listedSince } = await runTokens(apply.ctx, client, apply.account);
   const target = findTarget(apply, tokens, handoff, lastApplied);
   refuseOtherThanPlanned(apply.ctx, apply.scope, apply.name, target?.token);
   const leftBehind = oldTokenLeftBehind(apply, tokens, lastApplied);
@@ -130,7 +145,13 @@ function findTarget(
  */
 function handedOverToken(tokens: readonly TokenView[], handoff: Handoff | undefined): TokenView | undefined {
   if (handoff === undefined) return undefined;
-  return handoff.id !== undefined ? tokens.find((t) => t.id === handoff.id) : pickByName(tokens, handoff.name);
+  // The destroy half asks the API nothing (see token-release.ts): the id is what this folder last
+  // applied. Gone since: never another token of the old name. Renamed outside Terraform since: the
+  // token the old name designates now, as a look-up by name at release would have found.
+  if (handoff.id === undefined) return pickByName(tokens, handoff.name);
+  const byId = tokens.find((t) => t.id === handoff.id);
+  if (byId === undefined || foldTokenName(byId.name) === foldTokenName(handoff.name)) return byId;
+  return pickByName(tokens, handoff.name);
 }
 
 /**
@@ -208,7 +229,7 @@ async function createNewToken(
   recordPending(apply, created.id);
   // The client has already said "adopted" when a look-up found an earlier attempt's token.
   if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
-  await recordRunWrite(ctx, apply.api, created);
+  await recordRunWrite(ctx, apply.account, created);
   warnOldTokenActive(ctx, apply.scope, leftBehind, name, created.id);
   checkStoredName(ctx, created, name);
   await lookAgainAfterCreate(ctx, client, created, name, listedSince);
@@ -231,7 +252,7 @@ async function bringUpToDate(
     recordPending(apply, token.id);
     // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
     const updated = await client.updateToken(token.id, { name, description: description ?? token.description ?? undefined });
-    await recordRunWrite(ctx, apply.api, updated);
+    await recordRunWrite(ctx, apply.account, updated);
     checkStoredName(ctx, updated, name);
   }
   ctx.out.info(outcomeLine(name, target, changes, lastApplied));

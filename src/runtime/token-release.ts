@@ -1,10 +1,8 @@
-import { withClient, type RuntimeContext } from "../shared/context";
+import type { RuntimeContext } from "../shared/context";
 import { errorMessage } from "../shared/error-message";
 import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "./handoff";
 import { TokenEnv } from "../protocol";
-import { runTokens } from "./run-walk";
-import { pickByName } from "./token-names";
-import { accountDigestOf, runOf, tokenScope, withTriggerEnv, type TokenScope } from "./token-scope";
+import { accountDigestOf, handoffRunOf, tokenScope, withTriggerEnv, type TokenScope } from "./token-scope";
 
 /**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
@@ -38,32 +36,19 @@ export async function releaseToken(input: RuntimeContext): Promise<void> {
   }
 }
 
+/**
+ * Writes the hand-off without asking the API: a destroy-time provisioner sees only `self`, so it
+ * cannot have the run's nonce and would log in and walk the account on its own, once per token of
+ * a rename (APIs limit logins per minute). The create half of the same run finds the token, in the
+ * walk it shares with the run: by the id this folder last applied under this name, else by name.
+ */
 async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
   const name = ctx.env[TokenEnv.NAME] ?? "";
+  const api = accountDigestOf(scope, ctx.env);
   const lastApplied = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
-  let id: string | undefined;
-  let lookedUp = false;
-  if (name) {
-    try {
-      id = await withClient(
-        ctx,
-        scope.baseUrl,
-        async (client) =>
-          pickByName((await runTokens(ctx, client, accountDigestOf(scope, ctx.env))).tokens, name, undefined, lastApplied?.id)?.id,
-        scope.envPrefix,
-      );
-      lookedUp = true;
-    } catch (err) {
-      ctx.out.warn(`could not look up API token "${name}" while releasing it: ${ctx.out.redact(errorMessage(err))}`);
-    }
-  }
+  const id = lastApplied !== undefined && lastApplied.name === name && lastApplied.api === api ? lastApplied.id : undefined;
   // The token is let go: a later create must not take this record for a rename it missed.
   removeAppliedRecord(ctx.cwd, scope.workspace, scope.key);
-
-  if (lookedUp && id === undefined) {
-    ctx.out.info(`no API token is named "${name}" any more (renamed or removed outside Terraform); nothing to release`);
-    return;
-  }
   const which = id ? `API token "${name}" (id ${id})` : `API token "${name}"`;
   writeHandoff(ctx.cwd, {
     key: scope.key,
@@ -71,8 +56,8 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
     id,
     name,
     // Without a run id (a configuration this version does not write) no create half takes it over.
-    runId: runOf(ctx) ?? "",
-    api: accountDigestOf(scope, ctx.env),
+    runId: handoffRunOf(ctx) ?? "",
+    api,
     releasedAt: new Date().toISOString(),
   });
   // Not a warning: this half cannot tell a replacement from a destroy, and a replacement is the everyday case.

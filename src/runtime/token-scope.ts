@@ -1,6 +1,6 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
-import type { RuntimeContext } from "../shared/context";
-import { accountDigestIn, apiUrlIn } from "./handoff";
+import type { RunRef, RuntimeContext } from "../shared/context";
+import { accountDigestIn, apiUrlIn } from "./account-identity";
 import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../protocol";
 
 /*
@@ -9,12 +9,22 @@ import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../protoco
  */
 
 /**
- * The terraform run this provisioner belongs to: `plantimestamp()`, which the construct passes to
- * both halves (TokenEnv.RUN). Undefined in a configuration without it (none this version
- * synthesizes): then no hand-off is taken over, and one written cannot be.
+ * The terraform run as hand-offs know it: `plantimestamp()`, which the construct passes to both
+ * halves (TokenEnv.RUN), the only run id a destroy-time provisioner can have. Undefined without
+ * it: then no hand-off is taken over, and one written cannot be.
  */
-export function runOf(ctx: RuntimeContext): string | undefined {
+export function handoffRunOf(ctx: RuntimeContext): string | undefined {
   return ctx.env[TokenEnv.RUN] || undefined;
+}
+
+/**
+ * The run as its shared files know it (see ./run-folder.ts): the nonce of the stack's plan-time
+ * read (TokenEnv.RUN_NONCE, create half only) and the workspace. Undefined without a nonce: the
+ * provisioner then logs in and walks on its own.
+ */
+export function runOf(ctx: RuntimeContext, scope: TokenScope): RunRef | undefined {
+  const nonce = ctx.env[TokenEnv.RUN_NONCE];
+  return nonce ? { nonce, workspace: scope.workspace } : undefined;
 }
 
 /** The provisioners' common inputs, from their environment. */

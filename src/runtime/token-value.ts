@@ -1,6 +1,6 @@
 import { ConfigError, envPrefixOf } from "../shared/config";
 import { withClient, type RuntimeContext } from "../shared/context";
-import { TOKEN_VALUE_RUN, TokenValueField } from "../protocol";
+import { TOKEN_VALUE_RUN, TOKEN_VALUE_WORKSPACE, TokenValueField } from "../protocol";
 import { allTokens, groupByAccount } from "./token-names";
 
 /** One wanted token of the `token-value` query. */
@@ -18,7 +18,7 @@ const FIELDS: readonly string[] = Object.values(TokenValueField);
 function parseValueQuery(query: Record<string, string>): WantedToken[] {
   const byKey = new Map<string, { id?: string; baseUrl?: string; envPrefix?: string }>();
   for (const [flatKey, value] of Object.entries(query)) {
-    if (flatKey === TOKEN_VALUE_RUN) continue;
+    if (flatKey === TOKEN_VALUE_RUN || flatKey === TOKEN_VALUE_WORKSPACE) continue;
     const dot = flatKey.indexOf(".");
     const field = flatKey.slice(dot + 1);
     if (dot <= 0 || !FIELDS.includes(field)) {
@@ -47,10 +47,10 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  */
 export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   // The run's login, shared with its other scripts (see ./run-session.ts), at plan time too: the
-  // values are read at plan and again at apply, so a plan that uses them leaves a sealed session
-  // in the folder, which the apply's scripts take and the next plan deletes.
-  const run = query[TOKEN_VALUE_RUN] || undefined;
-  const ctx: RuntimeContext = run ? { ...input, run } : input;
+  // values are read at plan and again at apply, so a plan that uses them leaves the run's session,
+  // which the apply's scripts take and the next plan removes.
+  const nonce = query[TOKEN_VALUE_RUN] || undefined;
+  const ctx: RuntimeContext = nonce ? { ...input, run: { nonce, workspace: query[TOKEN_VALUE_WORKSPACE] ?? "default" } } : input;
   const result: Record<string, string> = {};
   for (const group of groupByAccount(parseValueQuery(query))) {
     const { baseUrl, envPrefix } = group[0];

@@ -1,9 +1,16 @@
 import { ApiClient } from "../client/client";
 import { openNodeHttpSender } from "../client/node-http-sender";
+import type { Credentials } from "../client/credentials";
 import type { SessionStore } from "../client/session";
 import { DEFAULT_ENV_PREFIX } from "../protocol";
 import { loadConfig } from "./config";
 import type { Output } from "./output";
+
+/** One terraform run, as its scripts know it. */
+export interface RunRef {
+  readonly nonce: string;
+  readonly workspace: string;
+}
 
 /** What a command needs from the world; tests build one in-process. */
 export interface RuntimeContext {
@@ -11,13 +18,16 @@ export interface RuntimeContext {
   /** Terraform's working directory (the stack folder). */
   readonly cwd: string;
   readonly out: Output;
-  /** The terraform run this command belongs to (`plantimestamp()`), when it is known. */
-  readonly run?: string;
+  /**
+   * The terraform run this command belongs to, when it is known: its nonce (made by the stack's
+   * plan-time read) and workspace, which name the files the run's scripts share.
+   */
+  readonly run?: RunRef;
   /**
    * Where the scripts of one run share one login per account (the script sets it; the CLI does
-   * not): given the run, the API's base URL and the account's variable prefix.
+   * not): given the run, the API's base URL, the account's variable prefix and its credentials.
    */
-  readonly sessionStore?: (run: string, baseUrl: string, envPrefix: string) => SessionStore;
+  readonly sessionStore?: (run: RunRef, baseUrl: string, envPrefix: string, credentials: Credentials) => SessionStore;
 }
 
 /**
@@ -58,7 +68,9 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
       connections: 8,
       logger: (line: string) => ctx.out.info(line),
       sessionStore:
-        ctx.run !== undefined && ctx.sessionStore ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX) : undefined,
+        ctx.run !== undefined && ctx.sessionStore
+          ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX, config.credentials)
+          : undefined,
     },
     openNodeHttpSender,
   );

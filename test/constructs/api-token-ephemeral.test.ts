@@ -101,10 +101,12 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       expect.stringMatching(/^"\w+\.id"$/),
       expect.stringMatching(/^"\w+\.base_url"$/),
       expect.stringMatching(/^"\w+\.id"$/),
-      '"run"',
+      '"run_nonce"',
+      '"workspace"',
     ]);
-    // The run's id, to share the run's login.
-    expect(items[3]).toBe('"run" = plantimestamp()');
+    // The run's nonce from the plan-time read, and the workspace: to share the run's login, and no other run's.
+    expect(items[3]).toMatch(/^"run_nonce" = local\.gpucloud-token-inventory_observed_\w+\["run_nonce"\]$/);
+    expect(items[4]).toBe('"workspace" = terraform.workspace');
     // The token-value query is keyed by construct address; the attribute, by the token's slot in the inventory.
     expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-token-inventory_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);

@@ -57,10 +57,12 @@ describe("ApiToken synthesis", () => {
     expect(create.when).toBeUndefined();
     // The triggers as one value (the script spreads them into its variables), and the id the plan-time read
     // found, which consumers were planned with: the create half refuses to end on another token.
-    // Both halves get the run's id from Terraform: plantimestamp() refers to nothing, so a destroy-time provisioner may use it.
+    // Both halves get the hand-offs' run id from Terraform: plantimestamp() refers to nothing, so a destroy-time provisioner
+    // may use it. The create half also gets the run's nonce from the plan-time read, which names the run's shared files.
     expect(create.environment).toEqual({
       GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
       GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
+      GPUCLOUD_TOKEN_RUN_NONCE: `\${local.${observedName}["run_nonce"]}`,
       GPUCLOUD_TOKEN_PLANNED_ID: `\${local.${observedName}["t0.id"]}`,
     });
     expect(destroy.when).toBe("destroy");
@@ -92,12 +94,13 @@ describe("ApiToken synthesis", () => {
     expect(inventory.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("stack-read");
     // The read after the writes retires nothing: other tokens' create halves may still be to come.
-    // It has the run's id, to share the run's login.
-    const { retire_handoffs: _retire, ...tokensQuery } = inventory.query;
+    // It has the run's nonce (from the plan-time read), to share the run's walk and login.
+    const { retire_handoffs: _retire, run: _run, ...tokensQuery } = inventory.query;
     // value_slots: the group's tokens the plan-time read found no id for, whose values this read must give.
     expect(read.query).toEqual({
       ...tokensQuery,
       after_write: "true",
+      run_nonce: `\${local.${observedName}["run_nonce"]}`,
       value_slots: `\${join(",", [for k in ["t0"] : k if !(local.${observedName}["\${k}.id"] != "")])}`,
     });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
@@ -191,6 +194,8 @@ describe("ApiToken synthesis", () => {
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
       expect(read.query.value_slots).toBe(`\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${idKnown})])}`);
+      // The run's nonce, which the plan-time read made: this read takes the run's walk and login, never another run's.
+      expect(read.query.run_nonce).toBe(`\${local.${observedName}["run_nonce"]}`);
       expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 4);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
@@ -210,9 +215,12 @@ describe("ApiToken synthesis", () => {
     // Together, the groups ask exactly what the inventory asks, less its run fields.
     delete merged.after_write;
     delete merged.value_slots;
-    const { retire_handoffs: _retire, ...tokensQuery } = Object.entries(externals).find(([k]) =>
-      /^gpucloud-token-inventory_[0-9A-F]+$/.test(k),
-    )![1].query;
+    delete merged.run_nonce;
+    const {
+      retire_handoffs: _retire,
+      run: _run,
+      ...tokensQuery
+    } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
     expect(merged).toEqual(tokensQuery);
   });
 

@@ -10,7 +10,8 @@ import path from "node:path";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { accountDigestIn } from "../../src/runtime/handoff";
+import { accountRefIn } from "../../src/runtime/account-identity";
+import { runFolderPath } from "../../src/runtime/run-folder";
 import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
@@ -18,7 +19,7 @@ import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
 const USER = { username: "after-write-bot", password: "after-write-pw-77c2" };
-const RUN = "2026-11-26T03:00:00Z";
+const RUN = { nonce: "nonce-of-the-run", workspace: "default" };
 const OTHERS = 45;
 
 describe("the read after the writes takes the run's walk", () => {
@@ -37,13 +38,15 @@ describe("the read after the writes takes the run's walk", () => {
       GPUCLOUD_USERNAME: USER.username,
       GPUCLOUD_PASSWORD: USER.password,
       GPUCLOUD_TIMEOUT_SECONDS: "20",
+      // The run folder of this test alone.
+      TMPDIR: `${cwd}-tmp`,
     };
     const ctx: RuntimeContext = { cwd, env, out: createOutput(() => undefined, new Redactor([])), run: RUN };
     const client = new ApiClient(
       { baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 },
       openNodeHttpSender,
     );
-    const account = accountDigestIn(env, undefined, undefined);
+    const account = accountRefIn(env, undefined, undefined);
     /** What the run's provisioners do before the read: walk once, then write and record. */
     const provisioners = async (write: (c: ApiClient) => Promise<{ id: string; name: string; token: string; created_at: number }>) => {
       await runTokens(ctx, client, account);
@@ -58,13 +61,10 @@ describe("the read after the writes takes the run's walk", () => {
       expect(ran.code).toBe(0);
       return { result: JSON.parse(ran.stdout) as Record<string, string>, lists: api.stats().byRoute["GET /api-tokens"] ?? 0 };
     };
-    const walkFiles = () =>
-      (existsSync(path.join(cwd, ".gpucloud-handoff")) ? readdirSync(path.join(cwd, ".gpucloud-handoff")) : []).filter((f) =>
-        f.startsWith("walk-"),
-      );
+    const walkFiles = () => (existsSync(runFolderPath(env)) ? readdirSync(runFolderPath(env)) : []).filter((f) => f.endsWith(".walk.json"));
     return { api, client, provisioners, read, walkFiles };
   };
-  const afterWrite = (extra: Record<string, string>) => ({ workspace: "default", after_write: "true", run: RUN, ...extra });
+  const afterWrite = (extra: Record<string, string>) => ({ workspace: "default", after_write: "true", run_nonce: RUN.nonce, ...extra });
 
   test("a created token's value comes from the tokens created since the walk: no walk of the account", async () => {
     const { api, client, provisioners, read } = await setUp();

@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { apiDigest } from "../../src/runtime/account-identity";
 import {
-  apiDigest,
   readAppliedRecord,
   readHandoff,
   retireHandoffs,
@@ -55,6 +55,10 @@ describe("hand-off files", () => {
     expect(warnings).toEqual([expect.stringContaining("another workspace"), expect.stringContaining("unreadable")]);
   });
 
+  const noWarning = (line: string) => {
+    throw new Error(`unexpected warning: ${line}`);
+  };
+
   test("a plan-time read retires what earlier runs of its workspace left unclaimed, never a claim or another workspace's", () => {
     const cwd = dir();
     writeHandoff(cwd, record({ key: "c8a", runId: "2026-11-01T10:00:00Z" }));
@@ -64,20 +68,36 @@ describe("hand-off files", () => {
     const read = (key: string, workspace = "default") => readHandoff(cwd, workspace, key, () => undefined);
 
     // A read that may run during its own apply (deferred): only other runs' hand-offs.
-    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", false)).toBe(1);
+    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", false, noWarning)).toBe(1);
     expect(read("c8a")?.retired).toBe(true);
     expect(read("c8b")?.retired).toBeUndefined();
     // A read while planning precedes every provisioner of its run: all of them, even of its own second.
-    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", true)).toBe(1);
+    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", true, noWarning)).toBe(1);
     expect(read("c8b")?.retired).toBe(true);
     expect(read("c8c")).toMatchObject({ claimedBy: "2026-11-01T10:00:00Z", targetName: "ci-2" });
     expect(read("c8c")?.retired).toBeUndefined();
     expect(read("c8d", "prod")?.retired).toBeUndefined();
     // Applied records and locks are not hand-offs.
     writeAppliedRecord(cwd, { key: "c8a", workspace: "default", id: "tok_1", name: "ci", at: new Date().toISOString() });
-    expect(retireHandoffs(cwd, "default", "x", true)).toBe(0);
+    expect(retireHandoffs(cwd, "default", "x", true, noWarning)).toBe(0);
     expect(readAppliedRecord(cwd, "default", "c8a", () => undefined)).toMatchObject({ id: "tok_1" });
-    expect(retireHandoffs(dir(), "default", "x", true)).toBe(0);
+    expect(retireHandoffs(dir(), "default", "x", true, noWarning)).toBe(0);
+  });
+
+  test("a hand-off that cannot be rewritten is warned about once and left: retiring never fails the plan", () => {
+    const cwd = dir();
+    writeHandoff(cwd, record({ key: "c8e", runId: "2026-11-01T10:00:00Z" }));
+    writeHandoff(cwd, record({ key: "c8f", runId: "2026-11-01T10:00:00Z" }));
+    writeHandoff(cwd, record({ key: "c8g", runId: "2026-11-01T10:00:00Z" }));
+    // A folder where the rewrite's temporary file goes: the write fails, for root too.
+    const handoffs = readdirSync(path.join(cwd, ".gpucloud-handoff")).sort();
+    for (const f of handoffs.slice(0, 2)) mkdirSync(path.join(cwd, ".gpucloud-handoff", `${f}.${process.pid}.tmp`));
+    const warn = jest.fn();
+    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", true, warn)).toBe(1);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0][0]).toMatch(
+      /could not mark a hand-off of an earlier terraform run as spent \(\.gpucloud-handoff\/.*\); going on/,
+    );
   });
 
   test("refuses keys that could escape the folder", () => {

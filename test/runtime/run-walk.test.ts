@@ -12,12 +12,13 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { EmulatorFaults } from "../../src/emulator/types";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
+import { runFolderPath } from "../../src/runtime/run-folder";
 import { recordRunWrite, runTokens, takenRunTokens } from "../../src/runtime/run-walk";
 import type { TokenView } from "../../src/runtime/token-names";
 
 const USER = { username: "walk-bot", password: "walk-password-3b1e" };
-const RUN = "2026-11-01T10:00:00Z";
-const ACCOUNT = "acct";
+const RUN = { nonce: "nonce-of-the-run", workspace: "default" };
+const ACCOUNT = { envPrefix: "GPUCLOUD_", apiUrl: "http://api.test", identity: `user ${USER.username}` };
 
 describe("the run's walk of the token list", () => {
   const servers: RunningEmulator[] = [];
@@ -35,9 +36,10 @@ describe("the run's walk of the token list", () => {
     seed(s);
     return s;
   };
-  const ctx = (cwd: string, run: string | null = RUN): RuntimeContext => ({
+  // The run folder lives in the test's own TMPDIR, beside the stack folder.
+  const ctx = (cwd: string, run: typeof RUN | null = RUN): RuntimeContext => ({
     cwd,
-    env: {},
+    env: { TMPDIR: `${cwd}-tmp` },
     out: createOutput(() => undefined, new Redactor([])),
     run: run ?? undefined,
   });
@@ -73,8 +75,9 @@ describe("the run's walk of the token list", () => {
     expect(second.find((t) => t.name === "other-0")?.token).toBe("");
 
     // Nothing of any token's value in the run's file.
-    const [file] = readdirSync(path.join(cwd, ".gpucloud-handoff")).filter((f) => f.startsWith("walk-"));
-    const text = readFileSync(path.join(cwd, ".gpucloud-handoff", file), "utf8");
+    const folder = runFolderPath(ctx(cwd).env);
+    const [file] = readdirSync(folder).filter((f) => f.endsWith(".walk.json"));
+    const text = readFileSync(path.join(folder, file), "utf8");
     for (const t of api.tokens()) expect(text).not.toContain(t.token);
   });
 
@@ -111,6 +114,27 @@ describe("the run's walk of the token list", () => {
     const { tokens: seen } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
     expect(seen.map((t) => t.name)).toContain("late");
     expect(seen).toHaveLength(46);
+  });
+
+  test.each([
+    ["a retry of a failed run (another nonce, same workspace and account)", { nonce: "nonce-of-the-retry" }, {}],
+    ["another workspace (same nonce and account)", { workspace: "prod" }, {}],
+    ["another credential (same nonce and workspace)", {}, { identity: "user someone-else" }],
+    ["another API address (same nonce and workspace)", {}, { apiUrl: "http://other.test" }],
+  ] as const)("%s never takes this run's walk, whatever their plantimestamp()", async (_who, run, account) => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    const { tokens: walked } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    // Renamed after this run's walk: only a walk of its own sees it.
+    const renamed = await withClient(api, (c) => c.updateToken(walked[0].id, { name: "renamed-since" }));
+    api.resetStats();
+    const { tokens: seen } = await withClient(api, (c) => runTokens(ctx(cwd, { ...RUN, ...run }), c, { ...ACCOUNT, ...account }));
+    expect(lists(api)).toBeGreaterThanOrEqual(5);
+    expect(seen.find((t) => t.id === renamed.id)?.name).toBe("renamed-since");
+    // This run's own next look still takes its walk: one request.
+    api.resetStats();
+    await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(lists(api)).toBe(1);
   });
 
   test("outside a run (no run id): a walk of its own each time, nothing written", async () => {

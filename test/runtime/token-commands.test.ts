@@ -7,10 +7,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, wr
 import { spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
+import { ApiClient } from "../../src/client/client";
+import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
-import { apiDigest } from "../../src/runtime/handoff";
+import { apiDigest } from "../../src/runtime/account-identity";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
 import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/handoff-takeover";
@@ -78,6 +80,8 @@ describe("token provisioner commands", () => {
   test("a hand-off of another run is not followed: a new token, a WARNING naming the old one, the file removed", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "other-run-a" });
+    // Applied from this folder first: its record gives the release the id.
+    await run(applyToken, { cwd, runId: "0@0", env: { GPUCLOUD_TOKEN_NAME: "other-run-a" } });
     await run(releaseToken, { cwd, runId: "1@1", env: { GPUCLOUD_TOKEN_NAME: "other-run-a" } });
     const log = await run(applyToken, { cwd, runId: "2@2", env: { GPUCLOUD_TOKEN_NAME: "other-run-b" } });
     expect(log).toContain(`WARNING: API token "other-run-a" (id ${old.id}) was released by an earlier terraform run`);
@@ -93,6 +97,7 @@ describe("token provisioner commands", () => {
     try {
       const cwd = folder();
       const released = other.addToken({ name: "moved-a" });
+      await run(applyToken, { cwd, runId: "16@16", env: { GPUCLOUD_TOKEN_NAME: "moved-a", GPUCLOUD_TOKEN_BASE_URL: other.url } });
       const bystander = emulator.addToken({ name: "moved-a" }); // another deployment's token on this API
       await run(releaseToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-a", GPUCLOUD_TOKEN_BASE_URL: other.url } });
       const log = await run(applyToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "moved-b" } });
@@ -111,6 +116,7 @@ describe("token provisioner commands", () => {
     const cwd = folder();
     const now = Math.floor(Date.now() / 1000);
     const released = emulator.addToken({ name: "gone-a", createdAt: now - 100 });
+    await run(applyToken, { cwd, runId: "17@17", env: { GPUCLOUD_TOKEN_NAME: "gone-a" } });
     const sameName = emulator.addToken({ name: "gone-a", createdAt: now - 50 }); // newer: not the one released
     await run(releaseToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-a" } });
     expect(readHandoff(cwd, "default", KEY, () => undefined)?.id).toBe(released.id);
@@ -211,12 +217,41 @@ describe("token provisioner commands", () => {
     expect(named("prev-old")).toEqual([expect.objectContaining({ id: another.id })]);
   });
 
-  test("release: a name that no longer exists is reported plainly, without a hand-off", async () => {
+  test("release asks the API nothing: it hands off the name, with the id this folder last applied under that name on this account", async () => {
     const cwd = folder();
-    const log = await run(releaseToken, { cwd, runId: "8@8", env: { GPUCLOUD_TOKEN_NAME: "never-existed" } });
-    expect(log).toContain('no API token is named "never-existed" any more');
+    emulator.resetStats();
+    await run(releaseToken, { cwd, runId: "8@8", env: { GPUCLOUD_TOKEN_NAME: "never-applied" } });
+    expect(emulator.stats().requests).toBe(0);
+    const byName = readHandoff(cwd, "default", KEY, () => undefined);
+    expect(byName).toMatchObject({ name: "never-applied", runId: "8@8" });
+    expect(byName?.id).toBeUndefined();
+
+    await run(applyToken, { cwd, runId: "8@9", env: { GPUCLOUD_TOKEN_NAME: "applied-here" } });
+    const [applied] = named("applied-here");
+    emulator.resetStats();
+    const log = await run(releaseToken, { cwd, runId: "8@10", env: { GPUCLOUD_TOKEN_NAME: "applied-here" } });
+    expect(emulator.stats().requests).toBe(0);
+    expect(log).toContain(`released API token "applied-here" (id ${applied.id}) to the resource that replaces this one, if any`);
     expect(log).not.toContain("WARNING");
-    expect(existsSync(path.join(cwd, ".gpucloud-handoff")) ? readdirSync(path.join(cwd, ".gpucloud-handoff")) : []).toEqual([]);
+    expect(readHandoff(cwd, "default", KEY, () => undefined)).toMatchObject({ name: "applied-here", id: applied.id });
+  });
+
+  test("a hand-off whose token was renamed outside Terraform since this folder applied it follows the old name, as a look-up would", async () => {
+    const cwd = folder();
+    await run(applyToken, { cwd, runId: "19@1", env: { GPUCLOUD_TOKEN_NAME: "console-a" } });
+    const [applied] = named("console-a");
+    // Renamed in the console: through the API, as another party.
+    const console = new ApiClient(
+      { baseUrl: emulator.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 },
+      openNodeHttpSender,
+    );
+    await console.updateToken(applied.id, { name: "console-renamed" });
+    await console.close();
+    await run(releaseToken, { cwd, runId: "19@2", env: { GPUCLOUD_TOKEN_NAME: "console-a" } });
+    const log = await run(applyToken, { cwd, runId: "19@2", env: { GPUCLOUD_TOKEN_NAME: "console-b" } });
+    expect(log).toContain('the API token "console-a" released by the replaced resource no longer exists; creating a new one');
+    expect(emulator.tokens().find((t) => t.id === applied.id)?.name).toBe("console-renamed");
+    expect(named("console-b")).toHaveLength(1);
   });
 
   test("a rename that created a new token while the applied one keeps its old name warns with the old id", async () => {

@@ -5,12 +5,14 @@
  * AND the API's state.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
 import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
+import { md5HexOfUtf8 } from "../../src/client/md5";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { runFolderPath } from "../../src/runtime/run-folder";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
@@ -340,11 +342,13 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     ).toThrow(/ApiToken "tokens\/two": name "same" is also the name of ApiToken "tokens\/one"/);
   });
 
-  test("an apply logs in twice per account (the plan, then all its scripts), whatever the number of tokens it writes; the session file is sealed and gone at the next plan", async () => {
+  test("an apply logs in twice per account (the plan, then all its scripts), whatever the number of tokens it writes; the session file is the run's, outside the stack folder, and gone at the next plan", async () => {
     const p = new Project().synth((stack) => {
       for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `login-${i}`, description: "v1" });
     });
-    const tf = await p.init();
+    // A temp folder of this test's own: the run folder is `<TMPDIR>/gpucloud-<uid>`.
+    const runnerEnv = { ...env(), TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-identity-tmp-")) };
+    const tf = await p.init(runnerEnv);
     emulator.resetStats();
     await tf.apply({ check: true });
     // The plan's read logs in; one of the six create halves logs in for them all and the read after the writes.
@@ -358,17 +362,17 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const applied = await tf.apply({ check: true });
     expect(emulator.stats().logins).toBe(2);
     expect(applied.stdout).toContain("that this terraform run logged in with");
-    const sessions = () => readdirSync(path.join(p.dir, ".gpucloud-handoff")).filter((f) => f.startsWith("session-"));
-    // One sealed file, of this run only: the next run's plan removes it.
+    // Nothing of the run in the stack folder (which pipelines cache and upload).
+    expect(readdirSync(path.join(p.dir, ".gpucloud-handoff")).filter((f) => /session|walk/.test(f))).toEqual([]);
+    const folder = runFolderPath(runnerEnv);
+    const sessions = () => readdirSync(folder).filter((f) => f.endsWith(".session.json"));
+    // One file, of this run only, 0600 in a 0700 folder: what expires, nothing of the password.
     expect(sessions()).toHaveLength(1);
-    expect(JSON.parse(readFileSync(path.join(p.dir, ".gpucloud-handoff", sessions()[0]), "utf8"))).toEqual({
-      run: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
-      salt: expect.any(String),
-      iv: expect.any(String),
-      tag: expect.any(String),
-      data: expect.any(String),
-    });
-    await new Promise((r) => setTimeout(r, 1_100));
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(folder, sessions()[0])).mode & 0o777).toBe(0o600);
+    const text = readFileSync(path.join(folder, sessions()[0]), "utf8");
+    expect(Object.keys(JSON.parse(text) as object).sort()).toEqual(["accessToken", "email", "refreshToken", "renewAt", "username"]);
+    for (const secret of [USER.password, md5HexOfUtf8(USER.password)]) expect(text).not.toContain(secret);
     await p.steady();
     expect(sessions()).toEqual([]);
   });

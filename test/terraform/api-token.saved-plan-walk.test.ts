@@ -14,6 +14,7 @@ import { ApiToken } from "../../src";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { runFolderPath } from "../../src/runtime/run-folder";
 import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
@@ -53,7 +54,8 @@ describeWithTerraform("a saved plan and the run's walk", () => {
 
   test("a token renamed to a managed name between plan and a saved plan's apply is adopted, not created a second time", async () => {
     const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-"));
-    const env = credentialsEnv(emulator, USER);
+    // A temp folder of this test's own, so that the run folder holds this test's runs alone.
+    const env = { ...credentialsEnv(emulator, USER), TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-tmp-")) };
     const first = new TerraformRunner(synth(outdir, false), { doubles, env });
     await first.init({ check: true });
     await first.apply({ check: true });
@@ -62,8 +64,8 @@ describeWithTerraform("a saved plan and the run's walk", () => {
     const tf = new TerraformRunner(synth(outdir, true), { doubles, env });
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(0);
-    const handoffDir = path.join(outdir, "stacks", "s", ".gpucloud-handoff");
-    const walks = existsSync(handoffDir) ? readdirSync(handoffDir).filter((f) => f.startsWith("walk-")) : [];
+    const runFolder = runFolderPath(env);
+    const walks = existsSync(runFolder) ? readdirSync(runFolder).filter((f) => f.endsWith(".walk.json")) : [];
     expect(walks).toEqual([]);
 
     // Between the plan and its apply, someone renames their token to the name the plan creates.

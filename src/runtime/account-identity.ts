@@ -1,0 +1,84 @@
+import type { Credentials } from "../client/credentials";
+import { DEFAULT_ENV_PREFIX, accountEnv } from "../protocol";
+import { loadConfig } from "../shared/config";
+import { sha256Hex } from "./sha256";
+
+/*
+ * Which account a script works on, as its files and messages name it: the API address, the
+ * account's variable prefix, and the credential the environment gives for it.
+ */
+
+/**
+ * The API address as a hand-off records it: a digest, so that the file holds nothing from the
+ * address itself. Trailing slashes, surrounding spaces, the case of the scheme and host and a
+ * default port do not count; the path's case does (`/TenantA` and `/tenanta` are two APIs).
+ */
+export function apiDigest(apiUrl: string): string {
+  return sha256Hex(normalizeApiUrl(apiUrl)).slice(0, 16);
+}
+
+/**
+ * The account a token lives on, as hand-offs, applied records and name locks are keyed: its
+ * variable prefix and its API address.
+ */
+export function accountDigest(envPrefix: string, apiUrl: string): string {
+  if (envPrefix === DEFAULT_ENV_PREFIX) return apiDigest(apiUrl);
+  return sha256Hex(`${envPrefix}\n${normalizeApiUrl(apiUrl)}`).slice(0, 16);
+}
+
+/**
+ * {@link accountDigest} of an account given as the scripts receive it: its prefix (undefined for
+ * the default account) and the construct's base URL (undefined: the prefix's BASE_URL variable).
+ */
+export function accountDigestIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
+  return accountDigest(envPrefix ?? DEFAULT_ENV_PREFIX, apiUrlIn(env, envPrefix, baseUrl));
+}
+
+/** The API address the scripts use for an account: the construct's base URL, else the prefix's BASE_URL variable. */
+export function apiUrlIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
+  return baseUrl ?? env[accountEnv(envPrefix ?? DEFAULT_ENV_PREFIX).BASE_URL] ?? "";
+}
+
+/** See {@link apiDigest}. An address that does not parse is only trimmed. */
+export function normalizeApiUrl(apiUrl: string): string {
+  const trimmed = apiUrl.trim();
+  let normalized = trimmed;
+  try {
+    // URL lower-cases the scheme and host and drops a default port; it leaves the path's case.
+    const url = new URL(trimmed);
+    normalized = `${url.protocol}//${url.username || url.password ? `${url.username}:${url.password}@` : ""}${url.host}${url.pathname}${url.search}`;
+  } catch {
+    // not a URL: compared as written
+  }
+  return normalized.replace(/\/+$/, "");
+}
+
+/**
+ * Who the credentials log in as, for keys and messages, never a secret: `user <name>` for a
+ * password login, `API token sha256:<12 hex>` for an API token (a digest of a long random value,
+ * which cannot be turned back into it).
+ */
+export function credentialIdentity(credentials: Credentials): string {
+  if ("apiToken" in credentials && credentials.apiToken !== undefined) {
+    return `API token sha256:${sha256Hex(credentials.apiToken.trim()).slice(0, 12)}`;
+  }
+  return `user ${(credentials as { username: string }).username}`;
+}
+
+/** One account as the run's files are keyed (see ./run-folder.ts): its prefix, API address and credential. */
+export interface AccountRef {
+  readonly envPrefix: string;
+  readonly apiUrl: string;
+  readonly identity: string;
+}
+
+/**
+ * The account a script works on, from its environment: the construct's base URL (else the
+ * prefix's BASE_URL variable) and who its credentials log in as. Throws the configuration's own
+ * error when the credentials are missing or inconsistent, as connecting would.
+ */
+export function accountRefIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): AccountRef {
+  const prefix = envPrefix ?? DEFAULT_ENV_PREFIX;
+  const config = loadConfig(env, baseUrl, prefix);
+  return { envPrefix: prefix, apiUrl: config.baseUrl, identity: credentialIdentity(config.credentials) };
+}

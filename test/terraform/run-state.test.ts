@@ -1,0 +1,151 @@
+/**
+ * Run state that belongs to one run, under real Terraform (offline, through the provider doubles)
+ * against the emulator: the files a run's scripts share (the walk of the token list, the login)
+ * are never taken by another run, even one whose plan falls in the same second (plantimestamp()
+ * counts seconds): not another workspace on another account applying beside it, not a retry of a
+ * failed run. The workspaces case repeats until the two runs' plantimestamp() are equal, so that the
+ * second is shared for real; each case asserts the API's state. docs/token-lifecycle.md ("Run
+ * state") names them.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { ApiToken } from "../../src";
+import { ApiClient } from "../../src/client/client";
+import { openNodeHttpSender } from "../../src/client/node-http-sender";
+import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { credentialsEnv, type TestAccount } from "../support/api-credentials";
+import {
+  describeWithTerraform,
+  ensureProviderDoublesBuilt,
+  handoffFiles,
+  startProviderDoubles,
+  TerraformRunner,
+  terraformBinary,
+  type ProviderDoubles,
+} from "../support/terraform";
+
+const STAGING = { username: "rs-staging-bot", password: "rs-staging-pw-41d2", account: "staging" };
+const PROD = { username: "rs-prod-bot", password: "rs-prod-pw-9e07", account: "prod" };
+/** Attempts at putting two runs in one second; each attempt asserts the outcome whatever the seconds. */
+const ATTEMPTS = 8;
+
+/** Waits until just after the start of a second: two runs started then most likely plan within it. */
+async function atSecondStart(): Promise<void> {
+  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+}
+
+describeWithTerraform("run state under real Terraform: one run's files are its own", () => {
+  let emulator: RunningEmulator;
+  let doubles: ProviderDoubles;
+
+  beforeAll(async () => {
+    ensureProviderDoublesBuilt();
+    emulator = await startEmulator({ users: [STAGING, PROD] });
+    doubles = await startProviderDoubles();
+  });
+  afterAll(async () => {
+    await doubles?.stop();
+    await emulator?.close();
+  });
+
+  const tokensOf = (account: string, name: string) => emulator.tokens().filter((t) => (t.account ?? "") === account && t.name === name);
+
+  /** One stack folder: an ApiToken, its id and the plan's timestamp as outputs. */
+  const synth = (outdir: string, name: string) => {
+    const app = new App({ outdir });
+    const stack = new TerraformStack(app, "s");
+    new LocalBackend(stack, { path: "terraform.tfstate" });
+    const token = new ApiToken(stack, "ci", { name });
+    new TerraformOutput(stack, "token_id", { value: token.tokenId });
+    new TerraformOutput(stack, "plan_time", { value: "${plantimestamp()}" });
+    app.synth();
+    return path.join(outdir, "stacks", "s");
+  };
+  const runner = (dir: string, account: TestAccount, over: NodeJS.ProcessEnv = {}) =>
+    new TerraformRunner(dir, { doubles, env: { ...credentialsEnv(emulator, account), ...over }, timeoutMs: 120_000 });
+  const outputs = async (tf: TerraformRunner) => {
+    const out = await tf.output();
+    return { tokenId: out.token_id.value as string, planTime: out.plan_time.value as string };
+  };
+
+  test("two workspaces of one folder on two accounts, applied at once with plans in the same second: each account gets its own token", async () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-ws-"));
+    let sameSecond = 0;
+    for (let attempt = 1; attempt <= ATTEMPTS && sameSecond === 0; attempt++) {
+      const name = `rs-ws-${attempt}`;
+      const dir = synth(outdir, name);
+      // TF_WORKSPACE selects each job's workspace, as a pipeline sets it; both share the folder and its .terraform.
+      const staging = runner(dir, STAGING, { TF_WORKSPACE: "staging" });
+      const prod = runner(dir, PROD, { TF_WORKSPACE: "prod" });
+      if (attempt === 1) {
+        const plain = runner(dir, STAGING);
+        await plain.init({ check: true });
+        for (const ws of ["staging", "prod"]) {
+          const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", ws], { cwd: dir, env: plain.env, encoding: "utf8" });
+          expect(res.stderr).toBe("");
+        }
+      }
+      await atSecondStart();
+      const [a, b] = await Promise.all([staging.apply(), prod.apply()]);
+      expect(a.stderr).toBe("");
+      expect(b.stderr).toBe("");
+      expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+      const [onStaging, onProd] = [await outputs(staging), await outputs(prod)];
+      // Whatever the seconds: one token of the name on each account, each workspace's tokenId its own account's.
+      expect(tokensOf("staging", name)).toEqual([expect.objectContaining({ id: onStaging.tokenId })]);
+      expect(tokensOf("prod", name)).toEqual([expect.objectContaining({ id: onProd.tokenId })]);
+      expect(onStaging.tokenId).not.toBe(onProd.tokenId);
+      expect(a.stdout).toContain(`created API token "${name}"`);
+      expect(b.stdout).toContain(`created API token "${name}"`);
+      if (onStaging.planTime === onProd.planTime) sameSecond++;
+    }
+    // The case the suite is for: both plans in one second (plantimestamp() equal).
+    expect(sameSecond).toBe(1);
+  });
+
+  // The retry cannot share the failed run's second here: a failing apply alone takes over a second
+  // (1.0 to 2.1 s measured on this machine), so the retry's plan starts in a later one. The same
+  // plantimestamp() with another nonce is pinned at the script level (test/runtime/run-walk.test.ts).
+  test("a rename that failed (the name was taken), fixed in the console and retried at once: the same token is renamed", async () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-retry-"));
+    const tf = runner(synth(outdir, "rs-old"), STAGING);
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    const [ours] = tokensOf("staging", "rs-old");
+    // Someone else's token already has the new name.
+    const client = new ApiClient(
+      { baseUrl: emulator.url, credentials: { username: STAGING.username, password: STAGING.password }, totalTimeoutMs: 10_000 },
+      openNodeHttpSender,
+    );
+    const theirs = await client.createToken({ name: "rs-new" });
+
+    synth(outdir, "rs-new");
+    const failed = await tf.apply();
+    expect(failed.exitCode).not.toBe(0);
+    expect(failed.stderr + failed.stdout).toContain(`API token ${theirs.id} already has that name`);
+    // Fixed in the console at once, and retried at once, as a retry loop does.
+    await client.updateToken(theirs.id, { name: "rs-new-theirs" });
+    await client.close();
+    expect(claimedBy(tf.dir)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const retried = await tf.apply();
+    expect(retried.stderr).toBe("");
+    expect(retried.exitCode).toBe(0);
+    expect(retried.stdout).toContain('finishing the rename of API token "rs-old" to "rs-new"');
+    // The same token renamed, theirs left alone, and the state's tokenId is ours.
+    expect(tokensOf("staging", "rs-new")).toEqual([expect.objectContaining({ id: ours.id, token: ours.token })]);
+    expect(tokensOf("staging", "rs-new-theirs")).toEqual([expect.objectContaining({ id: theirs.id })]);
+    expect((await outputs(tf)).tokenId).toBe(ours.id);
+  });
+
+  /** The run id (plantimestamp()) of the failed run, from the hand-off its create half claimed before it failed. */
+  function claimedBy(stackDir: string): string {
+    const [file] = handoffFiles(stackDir);
+    expect(file).toBeDefined();
+    const handoff = JSON.parse(readFileSync(path.join(stackDir, ".gpucloud-handoff", file), "utf8")) as { claimedBy?: string };
+    expect(handoff.claimedBy).toEqual(expect.any(String));
+    return handoff.claimedBy!;
+  }
+});
