@@ -23,7 +23,7 @@ import { GpuCloudError } from "./errors";
 import { CREATE_TOKEN, LIST_TOKENS, createTokenCall, listFlavorsCall, listTokensCall, newestNamed, updateTokenCall } from "./operations";
 import type { TokenInput } from "./operations";
 import { ListingPlan, walkAllTokens } from "./pagination";
-import type { ListAllTokensOptions, ListTokensParams, TokensSinceOptions, WalkEnvironment } from "./pagination";
+import type { ListAllTokensOptions, ListTokensParams, TokensSinceMark, TokensSinceOptions, WalkEnvironment } from "./pagination";
 import { walkTokensSince } from "./tokens-since";
 import { Redactor } from "./redact";
 import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retryUntilDeadline } from "./retry";
@@ -273,12 +273,12 @@ export class ApiClient {
   }
 
   /**
-   * Every token created at or after `since` (a `created_at`), newest first, from the front of the
-   * list sorted by creation time descending: a few requests instead of a walk (see
-   * pagination.ts, walkTokensSince). Undefined when the server does not sort so.
+   * Every token created at or after `mark.createdAt`, newest first, from the front of the list
+   * sorted by creation time descending: a few requests instead of a walk (see tokens-since.ts,
+   * walkTokensSince). Undefined unless the read proves that the server sorts so.
    */
-  async listTokensSince(since: number, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
-    return walkTokensSince(this.walkEnvironment(this.startDeadline(LIST_TOKENS)), since, options);
+  async listTokensSince(mark: TokensSinceMark, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
+    return walkTokensSince(this.walkEnvironment(this.startDeadline(LIST_TOKENS)), mark, options);
   }
 
   /**

@@ -19,7 +19,7 @@ export type { Credentials, PasswordCredentials, PasswordMd5Credentials, ApiToken
 export { listAllTokens, DEFAULT_PAGE_SIZE, DEFAULT_MAX_WALKS, DEFAULT_WALK_CONCURRENCY } from "./pagination";
 export { listTokensSince } from "./tokens-since";
 export type { ListTokensParams, ListAllTokensOptions, TokenPageSource } from "./pagination";
-export type { TokensSinceOptions } from "./pagination";
+export type { TokensSinceMark, TokensSinceOptions } from "./pagination";
 export { Redactor, REDACTED } from "./redact";
 export { DEFAULT_RETRY_POLICY, MAX_TIMER_MS } from "./retry";
 export type { RetryPolicy } from "./retry";

@@ -45,6 +45,18 @@ export interface ListAllTokensOptions {
   readonly concurrency?: number;
 }
 
+/** Where a newest-first read (./tokens-since.ts) starts, and what proves that the server lists newest first. */
+export interface TokensSinceMark {
+  /** A `created_at` as the API reports it, e.g. the newest of an earlier full walk: tokens at or after it are read. */
+  readonly createdAt: number;
+  /**
+   * Ids of tokens known to exist with a `created_at` at or after `createdAt` (e.g. those at the
+   * newest of that walk): the read counts only when the server lists each of them before any
+   * older token. Without any, nothing proves the order and the read is undefined.
+   */
+  readonly ids: readonly string[];
+}
+
 /** Options of the newest-first read (./tokens-since.ts). */
 export interface TokensSinceOptions {
   /** Items asked for per page (default 100). */
@@ -61,7 +73,7 @@ export interface TokenPageSource {
   /** A source that walks on its own (GpuCloudClient: with its deadline, retries and log) is asked to. */
   listAllTokens?(options?: ListAllTokensOptions): Promise<ApiToken[]>;
   /** Likewise for listTokensSince (./tokens-since.ts). */
-  listTokensSince?(since: number, options?: TokensSinceOptions): Promise<ApiToken[] | undefined>;
+  listTokensSince?(mark: TokensSinceMark, options?: TokensSinceOptions): Promise<ApiToken[] | undefined>;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;

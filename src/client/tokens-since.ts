@@ -12,28 +12,35 @@ import {
   ListingPlan,
   nextOffset,
   type TokenPageSource,
+  type TokensSinceMark,
   type TokensSinceOptions,
   type WalkEnvironment,
 } from "./pagination";
 import type { ApiToken } from "./schemas";
 
 /**
- * Every token created at or after `since` (a `created_at` as the API reports it, e.g. the newest
- * of an earlier full walk), newest first, read with `sortField=created_at&sortOrder=desc` from
- * the front of the list until a page reaches an older token: a few requests where a full walk
- * takes total / page size. Pages overlap by one as in a walk; a page that no longer holds the
- * previous page's last token means that a newer token was deleted meanwhile (the list shifted
- * towards the front, so a token may have been skipped), and the read starts again. Tokens created
- * meanwhile shift the list the other way and are read twice, never skipped.
+ * Every token created at or after `mark.createdAt` (a `created_at` as the API reports it, e.g. the
+ * newest of an earlier full walk), newest first, read with `sortField=created_at&sortOrder=desc`
+ * from the front of the list until a page reaches a token strictly older than the mark (tokens
+ * tied at any created_at never end the read): a few requests where a full walk takes total / page
+ * size. Pages overlap by one as in a walk; a page that no longer holds the previous page's last
+ * token means that a newer token was deleted meanwhile (the list shifted towards the front, so a
+ * token may have been skipped), and the read starts again. Tokens created meanwhile shift the
+ * list the other way and are read twice, never skipped.
  *
- * Undefined when the server does not list by `created_at` descending (it refused or ignored the
- * sort): then only a full walk can tell what is new.
+ * Undefined unless the read proves the order: a server that ignores the sort can list pages that
+ * merely look sorted (old tokens sharing one created_at), and stopping on them would miss what is
+ * new. So the read counts only when its first token is at or above the mark and every token of
+ * `mark.ids` (known to exist at or above it) was listed before anything older; a mark token gone
+ * meanwhile, or a mark without ids (an empty account), proves nothing either. Then only a full
+ * walk can tell what is new.
  */
 export async function walkTokensSince(
   env: WalkEnvironment,
-  since: number,
+  mark: TokensSinceMark,
   options: TokensSinceOptions = {},
 ): Promise<ApiToken[] | undefined> {
+  const since = mark.createdAt;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const maxPages = options.maxPages ?? 10_000;
   const maxWalks = options.maxWalks ?? DEFAULT_MAX_WALKS;
@@ -47,8 +54,13 @@ export async function walkTokensSince(
     }
   }
   if (typeof since !== "number" || !Number.isFinite(since)) {
-    throw new GpuCloudError({ operation: LIST_TOKENS, kind: "validation", detail: "since must be a finite number (a created_at)" });
+    throw new GpuCloudError({
+      operation: LIST_TOKENS,
+      kind: "validation",
+      detail: "mark.createdAt must be a finite number (a created_at)",
+    });
   }
+  if (mark.ids.length === 0) return undefined;
   const wanted = { limit: pageSize, sortField: "created_at", sortOrder: "desc" } as const;
   let reason = "";
   for (let walk = 1; walk <= maxWalks; walk++) {
@@ -71,13 +83,16 @@ export async function walkTokensSince(
       const { tokens, total } = await env.plan.fetch(env.fetchPage, { ...wanted, offset }, env.log);
       env.plan.noticeOrder(tokens, env.plan.sendSort ? wanted.sortField : undefined, wanted.sortOrder, env.log);
       if (!env.plan.ordered || !isOrdered(tokens, "created_at", "desc")) return undefined;
+      if (page === 1 && tokens.length > 0 && tokens[0]!.created_at < since) return undefined;
       if (previousLast !== undefined && !tokens.some((t) => t.id === previousLast!.id)) {
         reason = `the page at offset ${offset} no longer holds the last token of the previous page`;
         break;
       }
       for (const token of tokens) if (token.created_at >= since) seen.set(token.id, token);
       const last = tokens[tokens.length - 1];
-      if (last === undefined || last.created_at < since || offset + tokens.length >= total) return [...seen.values()];
+      if (last === undefined || last.created_at < since || offset + tokens.length >= total) {
+        return mark.ids.every((id) => seen.has(id)) ? [...seen.values()] : undefined;
+      }
       offset = nextOffset(offset, tokens.length);
       previousLast = tokens.length >= 2 ? last : undefined;
     }
@@ -91,8 +106,12 @@ export async function walkTokensSince(
 }
 
 /** {@link walkTokensSince} over any page source (see {@link listAllTokens}). */
-export function listTokensSince(source: TokenPageSource, since: number, options: TokensSinceOptions = {}): Promise<ApiToken[] | undefined> {
-  if (typeof source.listTokensSince === "function") return source.listTokensSince(since, options);
+export function listTokensSince(
+  source: TokenPageSource,
+  mark: TokensSinceMark,
+  options: TokensSinceOptions = {},
+): Promise<ApiToken[] | undefined> {
+  if (typeof source.listTokensSince === "function") return source.listTokensSince(mark, options);
   return walkTokensSince(
     {
       fetchPage: (params) => source.listTokens(params),
@@ -100,7 +119,7 @@ export function listTokensSince(source: TokenPageSource, since: number, options:
       log: () => undefined,
       pauseBeforeWalk: (walk) => new Promise((resolve) => setTimeout(() => resolve(true), Math.min(1000, 50 * 2 ** walk))),
     },
-    since,
+    mark,
     options,
   );
 }

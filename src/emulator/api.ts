@@ -195,7 +195,8 @@ export class Emulator {
     const rawOrder = (query.get("sortOrder") ?? "desc").toLowerCase();
     if (rawOrder !== "asc" && rawOrder !== "desc") throw new HttpError(400, 'sortOrder must be "asc" or "desc"');
     const sign = rawOrder === "asc" ? 1 : -1;
-    const { page, total } = this.store.list(account, field, sign, offset, limit);
+    // A server that ignores the sort lists in its own order: the order of creation, oldest first.
+    const { page, total } = this.store.list(account, f.ignoreSortParams ? undefined : { field, sign }, offset, limit);
     return envelope(200, "API tokens retrieved", page, { total });
   }
 }

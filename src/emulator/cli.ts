@@ -36,7 +36,9 @@ demo account demo:demo-password, which the startup lines name.
 Control surface (not part of the API; no authentication, keep it on loopback):
   GET    /_emulator/state                 tokens (with values), request statistics, faults
   POST   /_emulator/faults                set injected faults (JSON body, as setFaults())
-  POST   /_emulator/tokens                add a token as if made in the console
+  POST   /_emulator/tokens                add a token as if made in the console ({name,
+                                          description?, createdAt?}; with count: N, N tokens
+                                          name-1 … name-N sharing one createdAt)
   DELETE /_emulator/tokens/{id}           delete a token as if in the console
   POST   /_emulator/expire-access-tokens  make every issued access token expire now
   POST   /_emulator/reset-stats           zero the request statistics`;

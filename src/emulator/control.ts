@@ -41,8 +41,11 @@ export function control(emulator: Emulator, method: string, path: string, body: 
         emulator.faults = new FaultState(faults as EmulatorFaults);
         return envelope(200, "faults set", emulator.faults.config);
       }
-      case "/_emulator/tokens":
-        return envelope(200, "token added", emulator.store.addChecked(parseJsonObject(body.text)));
+      case "/_emulator/tokens": {
+        const input = parseJsonObject(body.text);
+        if (input.count === undefined) return envelope(200, "token added", emulator.store.addChecked(input));
+        return envelope(200, "tokens added", emulator.store.addManyChecked(input));
+      }
       case "/_emulator/tokens/{id}":
         if (!emulator.store.delete(param ?? "")) throw new HttpError(404, `API token ${JSON.stringify(param)} not found`);
         return envelope(200, "token deleted", null);

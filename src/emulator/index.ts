@@ -7,6 +7,7 @@ export { defaultFlavors } from "./seed";
 export { md5Hex } from "./crypto";
 export type {
   AddTokenInput,
+  AddTokensInput,
   EmulatorFaults,
   EmulatorOptions,
   EmulatorRateLimit,

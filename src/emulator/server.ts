@@ -50,7 +50,8 @@
  *   replace them wholesale and restart their counters): latency, a 5xx share or every Nth
  *   request, HTML 502 pages, 429 with Retry-After, dropped connections, lost create responses,
  *   creates answered 504 that commit later, errors sent as HTTP 200 with `status: false`, a
- *   token deleted during a walk, sort parameters refused or ignored, limit ignored, page sizes.
+ *   token deleted during a walk, sort parameters refused or ignored (then listed in the order of creation, oldest first), limit
+ *   ignored, page sizes.
  *
  * Control surface (NOT part of the API; a test tool without authentication, so keep the
  * emulator on loopback): `GET /_emulator/state`, `POST /_emulator/faults`,
@@ -254,6 +255,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     stats: () => emulator.stats(),
     resetStats: () => emulator.resetStats(),
     addToken: (input) => emulator.store.add(input),
+    addTokens: (input) => emulator.store.addMany(input),
     deleteToken: (id) => emulator.store.delete(id),
     expireAccessTokens: () => emulator.sessions.expireAccessTokens(),
   };

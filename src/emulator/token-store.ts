@@ -5,11 +5,13 @@
 import { randomHex } from "./crypto";
 import type { JwtSigner } from "./crypto";
 import { HttpError } from "./http";
-import type { AddTokenInput, EmulatorTokenRecord } from "./types";
+import type { AddTokenInput, AddTokensInput, EmulatorTokenRecord } from "./types";
 import { checkDescription, checkName } from "./validation";
 
 export const SORT_FIELDS = ["id", "name", "created_at", "last_used"] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
+/** The most tokens one call adds. */
+const MAX_ADDED = 100_000;
 
 export interface StoredToken {
   /** "" for the shared account. */
@@ -67,10 +69,36 @@ export class TokenStore {
     }
   }
 
+  addMany(input: AddTokensInput): EmulatorTokenRecord[] {
+    try {
+      return this.addManyChecked(input as unknown as Record<string, unknown>);
+    } catch (e) {
+      if (e instanceof HttpError) throw new Error(`cannot add tokens: ${e.message}`);
+      throw e;
+    }
+  }
+
   /** A pre-existing token from untrusted input (`{name, description?, createdAt?}`), validated like the API does. */
   addChecked(input: Record<string, unknown>): EmulatorTokenRecord {
+    const [record] = this.addManyChecked({ ...input, count: undefined });
+    return record!;
+  }
+
+  /**
+   * `count` pre-existing tokens (default 1) from untrusted input, all with one `createdAt`, as a
+   * migration or a clock of whole seconds leaves them; named `name-1` … `name-<count>` when
+   * `count` is given. Validated whole before any is added.
+   */
+  addManyChecked(input: Record<string, unknown>): EmulatorTokenRecord[] {
     if (typeof input !== "object" || input === null) throw new HttpError(400, "token input must be an object");
-    const name = checkName(input.name);
+    const count = input.count;
+    if (count !== undefined && (!Number.isSafeInteger(count) || (count as number) < 1 || (count as number) > MAX_ADDED)) {
+      throw new HttpError(400, `count must be an integer from 1 to ${MAX_ADDED}`);
+    }
+    const names =
+      count === undefined
+        ? [checkName(input.name)]
+        : Array.from({ length: count as number }, (_, i) => checkName(`${String(input.name)}-${i + 1}`));
     const description = checkDescription(input.description) ?? "";
     const createdAt = input.createdAt ?? this.nowSeconds();
     const account = input.account ?? "";
@@ -78,7 +106,7 @@ export class TokenStore {
     if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) {
       throw new HttpError(400, "createdAt must be an integer >= 0 (Unix seconds)");
     }
-    return tokenRecord(this.create(account, name, description, createdAt));
+    return names.map((name) => tokenRecord(this.create(account, name, description, createdAt)));
   }
 
   create(account: string, name: string, description: string, createdAt: number): StoredToken {
@@ -101,12 +129,15 @@ export class TokenStore {
     return stored;
   }
 
-  /** One page of the account's tokens sorted by `field` (ties by id, in the same direction), and how many it has. */
-  list(account: string, field: SortField, sign: 1 | -1, offset: number, limit: number) {
+  /**
+   * One page of the account's tokens sorted by `field` (ties by id, in the same direction), or in
+   * the order they were stored (oldest first, as a server that ignores the sort might list them)
+   * when `sort` is undefined; and how many it has.
+   */
+  list(account: string, sort: { readonly field: SortField; readonly sign: 1 | -1 } | undefined, offset: number, limit: number) {
     const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
-    const all = [...this.store.values()]
-      .filter((t) => t.account === account)
-      .sort((a, b) => sign * (cmp(a[field], b[field]) || cmp(a.id, b.id)));
+    const all = [...this.store.values()].filter((t) => t.account === account);
+    if (sort) all.sort((a, b) => sort.sign * (cmp(a[sort.field], b[sort.field]) || cmp(a.id, b.id)));
     const page = all.slice(offset, offset + limit).map((t) => ({ ...writeView(t), last_used: t.last_used }));
     return { page, total: all.length };
   }

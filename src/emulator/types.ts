@@ -94,7 +94,7 @@ export interface EmulatorFaults {
   readonly deleteOnListRequest?: number;
   /** `GET /api-tokens` with `sortField` or `sortOrder` is refused with 400. */
   readonly rejectSortParams?: boolean;
-  /** `sortField` and `sortOrder` are ignored (the default order applies). */
+  /** `sortField` and `sortOrder` are ignored: tokens are listed in the order they were stored, oldest first. */
   readonly ignoreSortParams?: boolean;
   /** `limit` is ignored (the default page size applies). */
   readonly ignoreLimit?: boolean;
@@ -205,6 +205,12 @@ export interface AddTokenInput {
   readonly createdAt?: number;
 }
 
+/** Several tokens at once, all with one creation time (see {@link RunningEmulator.addTokens}). */
+export interface AddTokensInput extends AddTokenInput {
+  /** How many (1 to 100,000): they are named `<name>-1` … `<name>-<count>`. */
+  readonly count: number;
+}
+
 export interface RunningEmulator {
   /** Base URL without a trailing slash, e.g. `http://127.0.0.1:43121`. */
   readonly url: string;
@@ -219,6 +225,11 @@ export interface RunningEmulator {
   resetStats(): void;
   /** Adds a token as if it had been created earlier. Throws on a name the API would reject. */
   addToken(input: AddTokenInput): EmulatorTokenRecord;
+  /**
+   * Adds `count` tokens sharing one `createdAt` (default: now, the same second for all), as a
+   * migration or a clock of whole seconds leaves an account, in one go.
+   */
+  addTokens(input: AddTokensInput): EmulatorTokenRecord[];
   /** Deletes a token outside the API (as a web console would); its value stops authenticating. */
   deleteToken(id: string): boolean;
   /** Every access token issued so far is rejected from now on with `access token expired`. */

@@ -265,9 +265,11 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
     // hand-off, say: the walk keeps neither its value nor its last use).
     const listFor = async (client: ApiClient, tokens: readonly ManagedToken[]): Promise<TokenView[]> => {
       if (!afterWrite) return allTokens(client, ctx);
-      const seen = await takenRunTokens(ctx, client, accountRefIn(ctx.env, envPrefix, baseUrl));
       const wanted = valueSlots === undefined ? tokens : tokens.filter((m) => valueSlots.has(m.slot));
-      return seen !== undefined && listedByApi(wanted, seen, applied) ? seen : allTokens(client, ctx);
+      const seen = await takenRunTokens(ctx, client, accountRefIn(ctx.env, envPrefix, baseUrl), (walked) =>
+        resolvedTokens(wanted, walked, applied),
+      );
+      return seen !== undefined && resolvedTokens(wanted, seen, applied).every((t) => t.token !== "") ? seen : allTokens(client, ctx);
     };
     const groupTokens = group.filter((e): e is ManagedToken => !isLookup(e));
     const groupLookups = group.filter(isLookup);
@@ -338,16 +340,16 @@ function slotsOf(list: string | undefined): ReadonlySet<string> | undefined {
 }
 
 /**
- * Whether every token that `wanted` resolve to in `tokens` was listed by the API rather than taken
- * from the run's walk file (which keeps no value and no last use; a token from the API always has
- * its value).
+ * The tokens that `wanted` resolve to in `tokens`. A token taken from the run's walk file has no
+ * value (nor last use); one listed by the API always has its value.
  */
-function listedByApi(wanted: readonly ManagedToken[], tokens: readonly TokenView[], applied: ReadonlyMap<string, AppliedRecord>): boolean {
+function resolvedTokens(
+  wanted: readonly ManagedToken[],
+  tokens: readonly TokenView[],
+  applied: ReadonlyMap<string, AppliedRecord>,
+): TokenView[] {
   const quiet = () => undefined;
-  return wanted.every((m) => {
-    const { token } = resolve(m, tokens, tokensNamed(tokens, m.name, applied.get(m.key)?.id), quiet);
-    return token === undefined || token.token !== "";
-  });
+  return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name, applied.get(m.key)?.id), quiet).token ?? []);
 }
 
 /** One managed token's fields of the result, and its warnings. */

@@ -352,7 +352,8 @@ async function lookAgainAfterCreate(
 ): Promise<void> {
   let again: TokenView[];
   try {
-    const since = await newestSince(client, ctx, Math.min(listedNewest, created.created_at));
+    // The token just created proves the order: it is at or after the mark, so a newest-first list shows it before anything older.
+    const since = await newestSince(client, ctx, { createdAt: Math.min(listedNewest, created.created_at), ids: [created.id] });
     again = tokensNamed(since ?? (await allTokens(client, ctx)), name, created.id).matches;
   } catch (err) {
     ctx.out.warn(`could not look again for other API tokens named "${name}" after the create: ${ctx.out.redact(errorMessage(err))}`);

@@ -349,11 +349,13 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
       },
     };
   }
+  /** The mark of a walk that ended at `token`: its created_at, and its id as the proof. */
+  const at = (token: ApiToken) => ({ createdAt: token.created_at, ids: [token.id] });
 
-  it("reads only the pages down to `since`, newest first, overlapping by one", async () => {
+  it("reads only the pages down to the mark, newest first, overlapping by one", async () => {
     const all = tokens(1000);
     const s = sorting(all);
-    const newest = await listTokensSince(s, all[975]!.created_at, { pageSize: 10 });
+    const newest = await listTokensSince(s, at(all[975]!), { pageSize: 10 });
     expect(newest?.map((t) => t.id)).toEqual(
       all
         .slice(975)
@@ -363,18 +365,17 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
     expect(s.calls).toEqual([0, 9, 18].map((offset) => ({ limit: 10, offset, sortField: "created_at", sortOrder: "desc" })));
   });
 
-  it("is one request when the first page reaches an older token, and empty when nothing is newer", async () => {
+  it("is one request when the first page reaches an older token", async () => {
     const all = tokens(300);
     const s = sorting(all);
-    expect(await listTokensSince(s, all[299]!.created_at + 1)).toEqual([]);
-    expect((await listTokensSince(s, all[250]!.created_at))?.length).toBe(50);
-    expect(s.calls).toHaveLength(2);
+    expect((await listTokensSince(s, at(all[250]!)))?.length).toBe(50);
+    expect(s.calls).toHaveLength(1);
   });
 
   it("reads again when a newer token is deleted between two pages (the list shifted towards the front)", async () => {
     const all = tokens(100);
     const s = sorting(all, { before: (call) => (call === 2 ? void all.splice(95, 1) : undefined) });
-    const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
+    const newest = await listTokensSince(s, at(all[70]!), { pageSize: 10 });
     expect(newest?.map((t) => t.id)).toEqual(
       all
         .slice(70)
@@ -388,7 +389,7 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
   it("reads each older token once more, never skips one, when a token is created between two pages", async () => {
     const all = tokens(100);
     const s = sorting(all, { before: (call) => (call === 2 ? void all.push({ ...tokens(1, "new")[0]!, created_at: 9000 }) : undefined) });
-    const newest = await listTokensSince(s, all[70]!.created_at, { pageSize: 10 });
+    const newest = await listTokensSince(s, at(all[70]!), { pageSize: 10 });
     expect(newest?.map((t) => t.id)).toEqual(
       all
         .slice(70, 100)
@@ -399,6 +400,72 @@ describe("listTokensSince: the newest tokens, from the front of the list sorted 
   });
 
   it("is undefined when the server does not sort by created_at desc (only a full walk can tell then)", async () => {
-    expect(await listTokensSince(sorting(tokens(50), { ignoreSort: true }), 1020)).toBeUndefined();
+    const all = tokens(50);
+    expect(await listTokensSince(sorting(all, { ignoreSort: true }), at(all[20]!))).toBeUndefined();
+  });
+
+  describe("proof of order", () => {
+    /** `old` tokens sharing one created_at (a migration), then `fresh` ones a second apart; ascending creation order. */
+    const tiedThenFresh = (old: number, fresh: number): ApiToken[] => [
+      ...tokens(old, "old").map((t) => ({ ...t, created_at: 500 })),
+      ...tokens(fresh, "new").map((t, i) => ({ ...t, created_at: 2000 + i })),
+    ];
+
+    it("a server listing oldest first, whose first pages are old tokens sharing one created_at, is not taken for sorted", async () => {
+      const all = tiedThenFresh(120, 20);
+      const s = sorting(all, { ignoreSort: true });
+      // Each page of tied old tokens looks ordered "desc"; it is below the mark, so it proves nothing.
+      expect(await listTokensSince(s, at(all[125]!), { pageSize: 10 })).toBeUndefined();
+      expect(s.calls).toHaveLength(1);
+    });
+
+    it("a page at or above the mark proves nothing until the mark's ids are listed before anything older", async () => {
+      const all = tiedThenFresh(5, 20);
+      // An order that is neither: the newest token first, then the old tied ones, then the rest.
+      const shuffled = [all[24]!, ...all.slice(0, 5), ...all.slice(5, 24)];
+      const source = {
+        async listTokens(p: ListTokensParams): Promise<TokenList> {
+          const offset = p.offset ?? 0;
+          return { tokens: shuffled.slice(offset, offset + (p.limit ?? 10)), total: shuffled.length };
+        },
+      };
+      // Page 1 is [2019, 500, 500, …]: "descending", its first at or above the mark, and it reaches an older token.
+      expect(await listTokensSince(source, at(all[20]!), { pageSize: 3 })).toBeUndefined();
+      // With the newest as the only proof it would have passed: the rule needs the mark's own ids.
+      expect(await listTokensSince(source, { createdAt: all[20]!.created_at, ids: [all[24]!.id] }, { pageSize: 3 })).toHaveLength(1);
+    });
+
+    it("ties never end a read early: tokens sharing the mark's created_at across pages are all read", async () => {
+      const all = [
+        ...tokens(30, "old"),
+        ...tokens(25, "tie").map((t) => ({ ...t, created_at: 5000 })),
+        ...tokens(3, "new").map((t) => ({ ...t, created_at: 6000 })),
+      ];
+      const s = sorting(all);
+      const newest = await listTokensSince(s, { createdAt: 5000, ids: ["tie0000", "tie0024"] }, { pageSize: 10 });
+      expect(newest?.map((t) => t.id).sort()).toEqual(
+        all
+          .slice(30)
+          .map((t) => t.id)
+          .sort(),
+      );
+    });
+
+    it("a mark token gone meanwhile, or a mark without ids (an empty account), proves nothing", async () => {
+      const all = tokens(40);
+      expect(await listTokensSince(sorting(all), { createdAt: all[30]!.created_at, ids: ["revoked"] })).toBeUndefined();
+      expect(await listTokensSince(sorting(all), { createdAt: 0, ids: [] })).toBeUndefined();
+      const empty = sorting([]);
+      expect(await listTokensSince(empty, { createdAt: 0, ids: ["t0000"] })).toBeUndefined();
+    });
+
+    it("a token created during the read does not spoil the proof", async () => {
+      const all = tokens(60);
+      const s = sorting(all, {
+        before: (call) => (call === 2 ? void all.push({ ...tokens(1, "during")[0]!, created_at: 9000 }) : undefined),
+      });
+      const newest = await listTokensSince(s, at(all[45]!), { pageSize: 10 });
+      expect(newest?.map((t) => t.id)).toEqual(expect.arrayContaining(all.slice(45, 60).map((t) => t.id)));
+    });
   });
 });

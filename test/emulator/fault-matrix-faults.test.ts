@@ -93,13 +93,39 @@ test("rejectSortParams: 400 naming the parameters; without them the list works",
   expect((await list("?limit=5")).status).toBe(200);
 });
 
-test("ignoreSortParams and ignoreLimit: the default order and page size apply", async () => {
+test("ignoreSortParams and ignoreLimit: the order of creation (oldest first) and the default page size apply", async () => {
   seed(15);
   emu.setFaults({ ignoreSortParams: true, ignoreLimit: true });
-  const r = await list("?limit=50&sortField=name&sortOrder=asc");
+  const r = await list("?limit=50&sortField=created_at&sortOrder=desc");
   expect(r.status).toBe(200);
   expect(r.json.data).toHaveLength(10);
-  expect(r.json.data[0].name).toBe("t-014"); // created_at desc, the default
+  expect(r.json.data.map((t: { name: string }) => t.name)).toEqual(Array.from({ length: 10 }, (_, i) => `t-${String(i).padStart(3, "0")}`));
+  // Whatever the created_at: the order in which the tokens were stored, not a sort.
+  const younger = emu.addToken({ name: "seeded-late-but-old", createdAt: 1 });
+  const all = await list("?offset=10&sortField=created_at&sortOrder=asc");
+  expect(all.json.data.map((t: { id: string }) => t.id).at(-1)).toBe(younger.id);
+});
+
+test("tokens sharing one created_at: addTokens and POST /_emulator/tokens with count; listed oldest first when the sort is ignored", async () => {
+  const tied = emu.addTokens({ name: "migrated", createdAt: 1_600_000_000, count: 12 });
+  expect(tied.map((t) => t.name)).toEqual(Array.from({ length: 12 }, (_, i) => `migrated-${i + 1}`));
+  expect(new Set(tied.map((t) => t.created_at))).toEqual(new Set([1_600_000_000]));
+  const r = await call(emu, "POST", "/_emulator/tokens", { body: { name: "batch", count: 3 } });
+  expect(r.status).toBe(200);
+  expect(r.json.data.map((t: { name: string }) => t.name)).toEqual(["batch-1", "batch-2", "batch-3"]);
+  expect(new Set(r.json.data.map((t: { created_at: number }) => t.created_at)).size).toBe(1);
+  for (const bad of [
+    { name: "x", count: 0 },
+    { name: "x", count: 1.5 },
+    { name: "n".repeat(49), count: 10 },
+  ]) {
+    expect((await call(emu, "POST", "/_emulator/tokens", { body: bad })).status).toBe(400);
+  }
+  expect(() => emu.addTokens({ name: "x", count: -1 })).toThrow(/count/);
+  expect(emu.tokens()).toHaveLength(15);
+  emu.setFaults({ ignoreSortParams: true });
+  const page = await list("?limit=13&sortField=created_at&sortOrder=desc");
+  expect(page.json.data.map((t: { name: string }) => t.name)).toEqual([...tied.map((t) => t.name), "batch-1"]);
 });
 
 test("page sizes: set at start, overridden through faults (control surface too)", async () => {

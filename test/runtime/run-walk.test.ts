@@ -13,7 +13,8 @@ import type { EmulatorFaults } from "../../src/emulator/types";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { runFolderPath } from "../../src/runtime/run-folder";
-import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";
+import { recordRunWrite, runTokens, takenRunTokens } from "../../src/runtime/run-walk";
+import type { TokenView } from "../../src/runtime/token-names";
 
 const USER = { username: "walk-bot", password: "walk-password-3b1e" };
 const RUN = { nonce: "nonce-of-the-run", workspace: "default" };
@@ -22,11 +23,17 @@ const ACCOUNT = { envPrefix: "GPUCLOUD_", apiUrl: "http://api.test", identity: `
 describe("the run's walk of the token list", () => {
   const servers: RunningEmulator[] = [];
   afterAll(async () => Promise.all(servers.map((s) => s.close())));
-  const server = async (faults: EmulatorFaults = {}): Promise<RunningEmulator> => {
+  const server = async (
+    faults: EmulatorFaults = {},
+    seed = (s: RunningEmulator) => {
+      for (let i = 0; i < 45; i++) s.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+    },
+    now?: () => number,
+  ): Promise<RunningEmulator> => {
     // Pages of at most 10: a walk of 45 tokens takes several requests.
-    const s = await startEmulator({ users: [USER], faults: { maxPageSize: 10, ...faults } });
+    const s = await startEmulator({ users: [USER], faults: { maxPageSize: 10, ...faults }, now });
     servers.push(s);
-    for (let i = 0; i < 45; i++) s.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+    seed(s);
     return s;
   };
   // The run folder lives in the test's own TMPDIR, beside the stack folder.
@@ -138,5 +145,96 @@ describe("the run's walk of the token list", () => {
     await withClient(api, (c) => runTokens(ctx(cwd, null), c, ACCOUNT));
     expect(lists(api)).toBeGreaterThanOrEqual(5);
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  describe("the mark moves forward with each newest-first read (each create costs the same few list calls)", () => {
+    /** An API whose clock the test moves: one second per create, so that creation times differ. */
+    const clocked = async () => {
+      let clock = 1_800_000_000_000;
+      const api = await server({}, undefined, () => clock);
+      return { api, tick: () => (clock += 1000) };
+    };
+
+    test("thirty creates, each recorded, each followed by a look: one list call per look, however many came before", async () => {
+      const { api, tick } = await clocked();
+      const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+      await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+      api.resetStats();
+      await withClient(api, async (c) => {
+        for (let i = 0; i < 30; i++) {
+          tick();
+          const { tokens } = await runTokens(ctx(cwd), c, ACCOUNT);
+          expect(tokens).toHaveLength(45 + i);
+          await recordRunWrite(ctx(cwd), ACCOUNT, await c.createToken({ name: `mine-${i}` }));
+        }
+      });
+      // From one fixed mark, the 30th look would read 30 new tokens: 4 pages of 10.
+      expect(lists(api)).toBe(30);
+    });
+
+    test("the read after the writes reads from the oldest token it needs, so it gets each one's value", async () => {
+      const { api, tick } = await clocked();
+      const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+      await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+      const created = await withClient(api, async (c) => {
+        const made = [];
+        for (let i = 0; i < 30; i++) {
+          tick();
+          await runTokens(ctx(cwd), c, ACCOUNT);
+          const token = await c.createToken({ name: `mine-${i}` });
+          await recordRunWrite(ctx(cwd), ACCOUNT, token);
+          made.push(token);
+        }
+        return made;
+      });
+      const named = (names: string[]) => (tokens: readonly TokenView[]) => tokens.filter((t) => names.includes(t.name));
+      for (const [names, calls] of [
+        [["mine-29", "mine-28"], 1],
+        [["mine-3", "mine-29"], 3], // 27 tokens from mine-3 on, pages of 10 overlapping by one
+      ] as const) {
+        api.resetStats();
+        const seen = await withClient(api, (c) => takenRunTokens(ctx(cwd), c, ACCOUNT, named([...names])));
+        expect(lists(api)).toBe(calls);
+        for (const name of names) expect(seen?.find((t) => t.name === name)?.token).toBe(created.find((t) => t.name === name)!.token);
+      }
+    });
+
+    test("a token created in the mark's second after the mark moved is still seen (ties are read again)", async () => {
+      const { api, tick } = await clocked();
+      const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+      await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+      tick();
+      api.addToken({ name: "first" });
+      expect((await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT))).tokens.map((t) => t.name)).toContain("first");
+      api.addToken({ name: "same-second" }); // the clock did not move: created_at equals the new mark
+      const { tokens } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+      expect(tokens.map((t) => t.name)).toEqual(expect.arrayContaining(["first", "same-second"]));
+    });
+  });
+
+  test("the token at the mark revoked meanwhile: no proof of order, so a full walk, which sees what is new", async () => {
+    const api = await server();
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    const { tokens } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const newest = tokens.find((t) => t.name === "other-44")!;
+    api.deleteToken(newest.id);
+    api.addToken({ name: "late" });
+    api.resetStats();
+    const { tokens: seen } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(seen.map((t) => t.name)).toContain("late");
+    expect(lists(api)).toBeGreaterThanOrEqual(5);
+  });
+
+  test("a server that ignores the sort, listing oldest first, on an account of old tokens sharing one created_at: new tokens are seen", async () => {
+    const api = await server({ ignoreSortParams: true }, (s) => {
+      s.addTokens({ name: "migrated", createdAt: 1_600_000_000, count: 60 });
+      for (let i = 0; i < 5; i++) s.addToken({ name: `other-${i}`, createdAt: 1_700_000_000 + i });
+    });
+    const cwd = mkdtempSync(path.join(tmpdir(), "run-walk-"));
+    await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    const late = [api.addToken({ name: "late-1" }), api.addToken({ name: "late-2" })];
+    const { tokens } = await withClient(api, (c) => runTokens(ctx(cwd), c, ACCOUNT));
+    expect(tokens.map((t) => t.id)).toEqual(expect.arrayContaining(late.map((t) => t.id)));
+    expect(tokens).toHaveLength(67);
   });
 });

@@ -7,6 +7,7 @@
  *   npm run bench:apply -- --latency=50 --runs=3 --node=<node 22+ binary>
  *   npm run bench:apply -- --rate-limited                 # also: a first apply against 20 requests/s, 10 logins/min
  *   npm run bench:apply -- --plans-only --runs=7          # the steady plan only
+ *   npm run bench:apply -- --large-tokens=0               # without the first apply of 200 tokens
  *
  * Scenarios, each at every `--latency` (the emulator waits that long before handling each request):
  *
@@ -17,6 +18,9 @@
  * - first apply: `--tokens` ApiTokens (default 40), none of which exists yet, on an account with
  *   `--others` other tokens (default 1,000).
  * - update: the same tokens, every description changed.
+ * - a larger first apply: `--large-tokens` ApiTokens (default 200; 0 leaves it out), one run, so
+ *   that the list calls of a first apply can be read at two sizes: they grow with the tokens
+ *   created, and should grow in proportion.
  *
  * The floor of an apply is as many null_resources whose create-time and destroy-time
  * provisioners run `node -e 0`, and one trivial data "external"; its update changes every
@@ -161,6 +165,7 @@ async function main(): Promise<void> {
   const runs = Number(arg("runs") ?? 1);
   const others = Number(arg("others") ?? 1000);
   const n = Number(arg("tokens") ?? 40);
+  const large = Number(arg("large-tokens") ?? 200);
   const planTokens = Number(arg("plan-tokens") ?? 20);
   const maxPageSize = Number(arg("max-page") ?? 50);
   const nodeBin = arg("node");
@@ -190,6 +195,8 @@ async function main(): Promise<void> {
     const planFloor = floorStack(path.join(root, "plan-floor"), planTokens, "first", false);
     const applyFloor = floorStack(path.join(root, "apply-floor"), n, "first", true);
     const updateFloor = floorStack(path.join(root, "update-floor"), n, "second", true);
+    const largeLib = large > 0 ? libraryStack(path.join(root, "large-lib"), large, "first", false) : undefined;
+    const largeFloor = large > 0 ? floorStack(path.join(root, "large-floor"), large, "first", true) : undefined;
     // Each variant's configuration, kept outside the folders Terraform reads (the scripts' asset
     // is the same file in both: the update's configuration refers to the apply folder's copy).
     const configs = {
@@ -202,8 +209,9 @@ async function main(): Promise<void> {
     copyFileSync(path.join(applyFloor, "main.tf.json"), configs.floorFirst);
     const runner = (dir: string, emulator: RunningEmulator) =>
       new TerraformRunner(dir, { doubles, env: { ...baseEnv, GPUCLOUD_BASE_URL: emulator.url }, timeoutMs: 900_000 });
-    for (const dir of [planLib, applyLib, planFloor, applyFloor])
-      await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
+    for (const dir of [planLib, applyLib, planFloor, applyFloor, largeLib, largeFloor]) {
+      if (dir !== undefined) await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
+    }
 
     /** The steady plan's median wall time at each latency. */
     const steadyPlan = new Map<number, number>();
@@ -276,6 +284,29 @@ async function main(): Promise<void> {
       }
       printRow({ what: `first apply, ${n} tokens`, latencyMs, cost: first.cost!, library: first.lib, floor: first.floor });
       printRow({ what: `every description of the ${n} changed`, latencyMs, cost: update.cost!, library: update.lib, floor: update.floor });
+
+      if (largeLib !== undefined && largeFloor !== undefined) {
+        const emulator = await emulatorFor(setting);
+        try {
+          emulator.resetStats();
+          const a = await runner(largeLib, emulator).apply({ check: true });
+          const cost = costOf(emulator);
+          const tokens = emulator.tokens().filter((t) => t.name.startsWith("scale-"));
+          const floorMs = (await runner(largeFloor, emulator).apply({ check: true })).durationMs;
+          printRow({
+            what: `first apply, ${large} tokens`,
+            latencyMs,
+            cost,
+            library: [a.durationMs],
+            floor: [floorMs],
+            note: `${new Set(tokens.map((t) => t.name)).size} of ${large} created, ${tokens.length - new Set(tokens.map((t) => t.name)).size} duplicates`,
+          });
+        } finally {
+          freshState(largeLib);
+          freshState(largeFloor);
+          await emulator.close();
+        }
+      }
     }
 
     // The same plan at 0 ms and at a latency differ by the round trips it waits for one after
