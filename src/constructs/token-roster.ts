@@ -10,8 +10,8 @@ const ROSTER_ID = "gpucloud-token-roster";
 /** What the roster records of one ApiToken. */
 interface RosterToken {
   readonly path: string;
-  /** As configured: a literal or a cdktf token. */
-  readonly name: string;
+  /** Terraform expression (text) of its name: a quoted literal, or a reference when the name is an expression. */
+  readonly nameExpression: string;
   readonly idExpression: string;
   readonly envPrefix?: string;
   /** Literal name and previous names, for RosterNow.names. */
@@ -26,7 +26,10 @@ interface RosterToken {
  * library:
  * - `triggers_replace` = the sorted construct paths of the stack's ApiTokens, so adding or
  *   removing one replaces the roster (and runs its destroy-time provisioner), and
- * - `input` = path → name, id (and account): a rename or a new id is a small in-place update.
+ * - `input` = path → name, id (and account), as one JSON string: a rename or a new id is a small
+ *   in-place update, which Terraform's plan shows key by key. A string, not an object: Terraform
+ *   stores an object of `input` with its whole type beside it, and copies the state for every root
+ *   output it plans, so the object's size weighed on every plan of a large stack (docs/performance.md).
  * - `count` = 0 without ApiTokens (a stack of lookups only shows nothing), so removing the last
  *   ApiToken while a lookup remains still destroys it with its provisioner.
  */
@@ -56,7 +59,8 @@ export class TokenRoster extends Construct {
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_ROSTER_RELEASE),
           environment: {
-            [RosterEnv.WAS]: "${jsonencode(self.input)}",
+            // "null" for an input never known: a destroy must not fail on it.
+            [RosterEnv.WAS]: '${coalesce(self.input, "null")}',
             // A literal of the configuration being applied (a destroy-time provisioner may refer to nothing else but self).
             [RosterEnv.NOW]: Lazy.stringValue({ produce: () => terraformLiteral(JSON.stringify(now())) }),
           },
@@ -69,29 +73,32 @@ export class TokenRoster extends Construct {
     roster.addOverride("triggers_replace", Lazy.anyValue({ produce: () => paths().map(terraformLiteral) }));
     roster.addOverride(
       "input",
-      Lazy.anyValue({
-        produce: () =>
-          Object.fromEntries(
-            this.tokens.map((t) => [
-              terraformLiteral(t.path),
-              {
-                name: terraformLiteral(t.name),
-                id: `\${${t.idExpression}}`,
-                ...(t.envPrefix !== undefined ? { env_prefix: t.envPrefix } : {}),
-              },
-            ]),
-          ),
+      Lazy.stringValue({
+        produce: () => {
+          const entries = this.tokens.map((t) => {
+            const prefix = t.envPrefix !== undefined ? `, env_prefix = ${JSON.stringify(terraformLiteral(t.envPrefix))}` : "";
+            return `${JSON.stringify(terraformLiteral(t.path))} = { name = ${t.nameExpression}, id = ${t.idExpression}${prefix} }`;
+          });
+          return `\${jsonencode({${entries.join(", ")}})}`;
+        },
       }),
     );
   }
 
   /**
-   * Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), its id as
-   * Terraform expression text; `lookupErrors`, the Terraform text of the stack read's lookup errors.
+   * Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), its name
+   * and id as Terraform expression text; `lookupErrors`, the Terraform text of the stack read's lookup errors.
    */
   add(
     owner: Construct,
-    token: { name: string; idExpression: string; envPrefix?: string; previousNames: readonly string[]; lookupErrors: string },
+    token: {
+      name: string;
+      nameExpression: string;
+      idExpression: string;
+      envPrefix?: string;
+      previousNames: readonly string[];
+      lookupErrors: string;
+    },
   ): void {
     if (this.tokens.length === 0) {
       // With tokens, the stack's read reports a failing lookup in its result instead of failing, so that a
@@ -102,7 +109,7 @@ export class TokenRoster extends Construct {
     }
     this.tokens.push({
       path: owner.node.path,
-      name: token.name,
+      nameExpression: token.nameExpression,
       idExpression: token.idExpression,
       envPrefix: token.envPrefix,
       literalNames: [token.name, ...token.previousNames].filter((n) => isKnown(n)),

@@ -4,7 +4,7 @@
  * values of the configuration it runs under, which is the new one: so it compares the two.
  */
 export const RosterEnv = {
-  /** `jsonencode(self.input)`: construct path → {@link RosterEntry}, as last applied. */
+  /** `self.input`, a JSON object as text: construct path → {@link RosterEntry}, as last applied. */
   WAS: "GPUCLOUD_ROSTER_WAS",
   /** A literal JSON {@link RosterNow}: the ApiTokens of the configuration being applied. */
   NOW: "GPUCLOUD_ROSTER_NOW",
