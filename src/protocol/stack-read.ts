@@ -23,8 +23,7 @@ export const STACK_READ_AFTER_WRITE = "after_write";
  * A query key without a token key, in a read after the writes only: the slots (comma-separated)
  * whose attributes the constructs take from this read, those the plan-time read found no id for.
  * Only their fields are sure to be what the API lists now; the others may come from the run's walk
- * file (`token` "", `last_used` "0"): the constructs take theirs from the plan-time read. Absent:
- * every slot's.
+ * file (`token` "", `last_used` "0"): the constructs take theirs from the plan-time read.
  */
 export const STACK_READ_VALUE_SLOTS = "value_slots";
 
@@ -73,7 +72,7 @@ export const STACK_READ_WARNINGS = "warnings";
  * A result key without a token key: the errors of the lookups the stack's read answers, one line
  * each, present only when some failed while the read also serves tokens. The read then succeeds,
  * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
- * roster fails a full plan with them (a precondition). A read without tokens fails as before.
+ * roster fails a full plan with them (a precondition). A read without tokens fails with them.
  */
 export const STACK_READ_LOOKUP_ERRORS = "lookup_errors";
 

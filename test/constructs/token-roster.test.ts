@@ -21,7 +21,7 @@ describe("the stack's token roster (synthesis)", () => {
     expect(Object.keys(roster.input).sort()).toEqual(["s/a", "s/b", "s/c"]);
     expect(roster.input["s/b"]).toEqual({
       name: "bee",
-      id: expect.stringMatching(/^\$\{local\.gpucloud-token-inventory_attributes_\w+\["t0"\]\["t0\.id"\]\}$/),
+      id: expect.stringMatching(/^\$\{local\.gpucloud-stack-read_attributes_\w+\["t0"\]\["t0\.id"\]\}$/),
       env_prefix: "GPUCLOUD_PROD_",
     });
     // Literal text stays literal; an expression stays an expression.

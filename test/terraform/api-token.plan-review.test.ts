@@ -88,7 +88,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "terraform_data.a-uses": ["create"],
       "terraform_data.b-uses": ["create"],
       "terraform_data.gpucloud_token_roster[0]": ["create"],
-      "data.external.gpucloud-token-inventory_after-write[0]": ["read"],
+      "data.external.gpucloud-stack-read_after-write[0]": ["read"],
     });
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
     expect(withoutNodeLineWarning(applied.stdout)).not.toContain("WARNING");
@@ -143,7 +143,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "null_resource.a_sync": ["delete", "create"],
       "terraform_data.a-uses": ["update"],
       "terraform_data.gpucloud_token_roster[0]": ["update"],
-      "data.external.gpucloud-token-inventory_after-write[0]": ["read"],
+      "data.external.gpucloud-stack-read_after-write[0]": ["read"],
     });
     await tf.apply({ check: true, planFile: again.planFile });
     const [created] = byName("review-a2");
