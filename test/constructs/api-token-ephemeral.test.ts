@@ -46,14 +46,14 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
   test.each([
     ["before", true],
     ["after", false],
-  ])("the app's own required_version, set %s the constructs, is kept beside the library's", (_when, before) => {
+  ])("the app's own required_version, set %s the constructs, replaces the library's", (_when, before) => {
     const json = synth((stack) => {
       if (before) stack.addOverride("terraform.required_version", "~> 1.11");
       void new ApiToken(stack, "t", { name: "ci", valueInState: false }).ephemeralToken;
       new ApiToken(stack, "u", { name: "cu" });
       if (!before) stack.addOverride("terraform.required_version", "~> 1.11");
     });
-    expect(json.terraform.required_version).toBe("~> 1.11, >= 1.10.0");
+    expect(json.terraform.required_version).toBe("~> 1.11");
   });
 
   test("valueInState: false asks both stack reads to leave the value out", () => {
