@@ -39,8 +39,9 @@ const STACK_READ_ID = "gpucloud-stack-read";
 export const RUN_ID = "${plantimestamp()}";
 
 /**
- * Tokens per read after the writes (see joinGroup). A plan costs the same for 10 to 50 (measured
- * at 400 tokens); an apply reads once per group with a write, so fewer, larger groups cost less there.
+ * Tokens per read after the writes (see joinGroup). A plan costs the same over a wide range of
+ * sizes (docs/performance.md); an apply reads once per group with a write, so fewer, larger groups
+ * cost less there.
  */
 const AFTER_WRITE_GROUP_SIZE = 25;
 

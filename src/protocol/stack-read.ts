@@ -6,16 +6,17 @@ import { RuntimeCommand } from "./commands";
  * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
  * hand-offs and records) as the query field {@link StackReadQueryField.KEY}; without that field
  * the slot is the key. Short slots matter: Terraform keeps the result in the state and copies the
- * root module's state for every output it plans, and at 400 tokens 42-character keys made up half
- * of the result. Query fields: {@link StackReadQueryField}; result fields: {@link StackReadResultField}.
+ * root module's state for every output it plans, so every character of a key is paid per output
+ * (docs/performance.md). Query fields: {@link StackReadQueryField}; result fields: {@link StackReadResultField}.
  */
 export function stackReadKey(slot: string, field: string): string {
   return `${slot}.${field}`;
 }
 
 /**
- * A query key without a token key: present (value "true") only in the stack's read after the
- * writes, where a managed token that cannot be found is an error rather than an observation.
+ * A query key without a token key: present (value "true") only in the stack's reads after the
+ * writes, where a managed token that cannot be found gets a warning (removed or renamed outside
+ * Terraform) beside its empty attributes, as at plan time it gets an observation.
  */
 export const STACK_READ_AFTER_WRITE = "after_write";
 
