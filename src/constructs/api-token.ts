@@ -232,7 +232,8 @@ export class ApiToken extends Construct {
    * The first use in a stack adds its one `ephemeral "local_command"` block (hashicorp/local >= 2.7,
    * declared unless the stack has its own unaliased `local` provider), which reads the values of
    * all the stack's tokens that use this in one script run, and asks for Terraform >= 1.10.0 in
-   * `required_version`, beside the app's own constraint (`stack.addOverride("terraform.required_version", ...)`).
+   * `required_version`; a constraint the app sets itself (`stack.addOverride("terraform.required_version", ...)`)
+   * replaces it, so include ">= 1.10.0" in it.
    */
   public get ephemeralToken(): string {
     if (this.ephemeral === undefined) {

@@ -31,9 +31,9 @@ type EphemeralResourceClass = new (
  * Terrain flavour (scripts/build-cdktn.mjs), where `TerraformEphemeralResource` exists and is
  * used. cdktf 0.21 has no ephemeral class, so there the block is written into the stack's JSON
  * with the stack's `addOverride`, the escape hatch cdktf documents for what it cannot express.
- * Either way the stack's `required_version` also asks for Terraform 1.10 (beside the app's own
- * constraint, if any), so that an older Terraform stops with a message naming the version needed
- * instead of "Unsupported block type".
+ * Either way the stack's `required_version` asks for Terraform 1.10 (unless the app sets its own),
+ * so that an older Terraform stops with a message naming the version needed instead of
+ * "Unsupported block type".
  */
 export function ephemeralLocalCommand(scope: Construct, id: string, name: string, args: LocalCommandArgs): string {
   ensureLocalProvider(scope);

@@ -28,11 +28,8 @@ import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
 import { isKnown } from "./validation";
 
-/**
- * The read's construct id: the prefix of its Terraform names (data sources, locals), kept from
- * when it read tokens only, so that the names in users' configurations and states do not change.
- */
-const STACK_READ_ID = "gpucloud-token-inventory";
+/** The read's construct id: the prefix of its Terraform names (data sources, locals). */
+const STACK_READ_ID = "gpucloud-stack-read";
 
 /**
  * The terraform run's id as hand-offs know it (see TokenEnv.RUN): a function call that refers to
@@ -42,8 +39,9 @@ const STACK_READ_ID = "gpucloud-token-inventory";
 export const RUN_ID = "${plantimestamp()}";
 
 /**
- * Tokens per read after the writes (see joinGroup). A plan costs the same for 10 to 50 (measured
- * at 400 tokens); an apply reads once per group with a write, so fewer, larger groups cost less there.
+ * Tokens per read after the writes (see joinGroup). A plan costs the same over a wide range of
+ * sizes (docs/performance.md); an apply reads once per group with a write, so fewer, larger groups
+ * cost less there.
  */
 const AFTER_WRITE_GROUP_SIZE = 25;
 
@@ -111,7 +109,7 @@ export class StackRead extends Construct {
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
-    this.data = new DataExternal(this, "inventory", {
+    this.data = new DataExternal(this, "read", {
       program: externalProgram(this, RuntimeCommand.STACK_READ),
       // The lookups join the read only while the tokens' query is literal (see addLookup).
       query: Lazy.anyValue({
@@ -313,7 +311,7 @@ export class StackRead extends Construct {
     ask(StackReadQueryField.NAME, terraformLiteral(entry.name));
     if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description));
     if (entry.baseUrl !== undefined) ask(StackReadQueryField.BASE_URL, terraformLiteral(entry.baseUrl));
-    // Only when false: the query (and so the plan) of stacks that keep the default stays as it was.
+    // Only when false: the default adds nothing to the query.
     if (!entry.valueInState) ask(StackReadQueryField.VALUE_IN_STATE, "false");
     entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous)));
   }

@@ -1,8 +1,8 @@
-import { Aspects, TerraformStack } from "cdktf";
+import { TerraformElement, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
 
-/** The stacks whose `required_version` this library adds to, with the highest minimum asked for. */
-const minimums = new WeakMap<TerraformStack, { version: string }>();
+/** The construct id of a stack's requirement, found again as the stack's child. */
+const REQUIREMENT_ID = "gpucloud-terraform-version";
 
 /** -1, 0 or 1, comparing dotted version numbers ("1.5.0" < "1.10.0"). */
 function compareVersions(a: string, b: string): number {
@@ -16,47 +16,41 @@ function compareVersions(a: string, b: string): number {
 }
 
 /**
- * The constraint the app set itself with `stack.addOverride("terraform.required_version", ...)`. cdktf and
- * cdktn keep a stack's overrides in a field they do not export (`rawOverrides`); read defensively, since
- * without it the app's constraint would be overwritten rather than kept.
+ * The stack's `terraform.required_version` as the library asks for it: the highest minimum its
+ * constructs need. An element's `terraform` fragment is merged into the stack's configuration
+ * before the stack's overrides, so an app that sets `terraform.required_version` itself
+ * (`stack.addOverride`) replaces this one, whether it does so before or after the constructs.
  */
-function appConstraint(stack: TerraformStack): string | undefined {
-  const raw = (stack as unknown as { rawOverrides?: { terraform?: { required_version?: unknown } } }).rawOverrides;
-  const value = raw?.terraform?.required_version;
-  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+class TerraformVersionRequirement extends TerraformElement {
+  /** The highest minimum asked for, e.g. "1.10.0". */
+  minimum: string;
+
+  constructor(scope: Construct, id: string, minimum: string) {
+    super(scope, id);
+    this.minimum = minimum;
+  }
+
+  override toTerraform(): { terraform: { required_version: string } } {
+    return { terraform: { required_version: `>= ${this.minimum}` } };
+  }
+
+  override toHclTerraform(): { terraform: { required_version: string } } {
+    return this.toTerraform();
+  }
 }
 
 /**
- * Makes the stack require Terraform >= `minimum` (e.g. "1.5.0" for a `check` block), keeping the
- * app's own `required_version` constraint beside it: Terraform then checks both. Merged when the
- * stack is synthesized (an aspect), so it does not matter whether the app sets its constraint
- * before or after the constructs that need a version.
+ * Makes the stack require Terraform >= `minimum` (e.g. "1.5.0" for a `check` block), so that an
+ * older Terraform stops at `init` naming the version needed rather than at an unknown block. A
+ * `required_version` the app sets itself replaces it: the app must then ask for this minimum too
+ * (README, "Install").
  */
 export function requireTerraformVersion(scope: Construct, minimum: string): void {
   const stack = TerraformStack.of(scope);
-  const known = minimums.get(stack);
-  if (known) {
-    if (compareVersions(minimum, known.version) > 0) known.version = minimum;
+  const existing = stack.node.tryFindChild(REQUIREMENT_ID);
+  if (existing instanceof TerraformVersionRequirement) {
+    if (compareVersions(minimum, existing.minimum) > 0) existing.minimum = minimum;
     return;
   }
-  const state = { version: minimum };
-  minimums.set(stack, state);
-  Aspects.of(stack).add({
-    visit: (node) => {
-      if (node !== stack) return;
-      const ours = `>= ${state.version}`;
-      const app = appConstraint(stack);
-      // A second synthesis finds the merged value: ours is already part of it.
-      const merged =
-        app === undefined || app === ours
-          ? ours
-          : app
-                .split(",")
-                .map((c) => c.trim())
-                .includes(ours)
-            ? app
-            : `${app}, ${ours}`;
-      stack.addOverride("terraform.required_version", merged);
-    },
-  });
+  new TerraformVersionRequirement(stack, REQUIREMENT_ID, minimum);
 }

@@ -30,7 +30,5 @@ export const RuntimeCommand = {
    */
   TOKEN_ROSTER_RELEASE: "token-roster-release",
 } as const;
-/** The stack read's former command name, still run by configurations synthesized by earlier versions. */
-export const FORMER_STACK_READ_COMMAND = "token-inventory";
 
 export type RuntimeCommandName = (typeof RuntimeCommand)[keyof typeof RuntimeCommand];

@@ -6,16 +6,17 @@ import { RuntimeCommand } from "./commands";
  * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
  * hand-offs and records) as the query field {@link StackReadQueryField.KEY}; without that field
  * the slot is the key. Short slots matter: Terraform keeps the result in the state and copies the
- * root module's state for every output it plans, and at 400 tokens 42-character keys made up half
- * of the result. Query fields: {@link StackReadQueryField}; result fields: {@link StackReadResultField}.
+ * root module's state for every output it plans, so every character of a key is paid per output
+ * (docs/performance.md). Query fields: {@link StackReadQueryField}; result fields: {@link StackReadResultField}.
  */
 export function stackReadKey(slot: string, field: string): string {
   return `${slot}.${field}`;
 }
 
 /**
- * A query key without a token key: present (value "true") only in the stack's read after the
- * writes, where a managed token that cannot be found is an error rather than an observation.
+ * A query key without a token key: present (value "true") only in the stack's reads after the
+ * writes, where a managed token that cannot be found gets a warning (removed or renamed outside
+ * Terraform) beside its empty attributes, as at plan time it gets an observation.
  */
 export const STACK_READ_AFTER_WRITE = "after_write";
 
@@ -23,8 +24,7 @@ export const STACK_READ_AFTER_WRITE = "after_write";
  * A query key without a token key, in a read after the writes only: the slots (comma-separated)
  * whose attributes the constructs take from this read, those the plan-time read found no id for.
  * Only their fields are sure to be what the API lists now; the others may come from the run's walk
- * file (`token` "", `last_used` "0"): the constructs take theirs from the plan-time read. Absent:
- * every slot's.
+ * file (`token` "", `last_used` "0"): the constructs take theirs from the plan-time read.
  */
 export const STACK_READ_VALUE_SLOTS = "value_slots";
 
@@ -73,7 +73,7 @@ export const STACK_READ_WARNINGS = "warnings";
  * A result key without a token key: the errors of the lookups the stack's read answers, one line
  * each, present only when some failed while the read also serves tokens. The read then succeeds,
  * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
- * roster fails a full plan with them (a precondition). A read without tokens fails as before.
+ * roster fails a full plan with them (a precondition). A read without tokens fails with them.
  */
 export const STACK_READ_LOOKUP_ERRORS = "lookup_errors";
 

@@ -9,20 +9,11 @@ import { sha256Hex } from "./sha256";
  */
 
 /**
- * The API address as a hand-off records it: a digest, so that the file holds nothing from the
- * address itself. Trailing slashes, surrounding spaces, the case of the scheme and host and a
- * default port do not count; the path's case does (`/TenantA` and `/tenanta` are two APIs).
- */
-export function apiDigest(apiUrl: string): string {
-  return sha256Hex(normalizeApiUrl(apiUrl)).slice(0, 16);
-}
-
-/**
  * The account a token lives on, as hand-offs, applied records and name locks are keyed: its
- * variable prefix and its API address.
+ * variable prefix and its API address (see {@link normalizeApiUrl}), as a digest, so that a file
+ * holds nothing from the address itself.
  */
 export function accountDigest(envPrefix: string, apiUrl: string): string {
-  if (envPrefix === DEFAULT_ENV_PREFIX) return apiDigest(apiUrl);
   return sha256Hex(`${envPrefix}\n${normalizeApiUrl(apiUrl)}`).slice(0, 16);
 }
 
@@ -39,7 +30,11 @@ export function apiUrlIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, 
   return baseUrl ?? env[accountEnv(envPrefix ?? DEFAULT_ENV_PREFIX).BASE_URL] ?? "";
 }
 
-/** See {@link apiDigest}. An address that does not parse is only trimmed. */
+/**
+ * The API address as {@link accountDigest} compares it: trailing slashes, surrounding spaces, the
+ * case of the scheme and host and a default port do not count; the path's case does (`/TenantA`
+ * and `/tenanta` are two APIs). An address that does not parse is only trimmed.
+ */
 export function normalizeApiUrl(apiUrl: string): string {
   const trimmed = apiUrl.trim();
   let normalized = trimmed;

@@ -57,7 +57,7 @@ export function sharedWithWorkspacesWarning(
   account: ReadAccount,
 ): string | undefined {
   if (token === undefined || token.id === "") return undefined;
-  const same = otherWorkspaces.filter((r) => r.id === token.id && r.api !== undefined);
+  const same = otherWorkspaces.filter((r) => r.id === token.id);
   if (same.length === 0) return undefined;
   const api = accountDigestIn(account.env, account.envPrefix, account.baseUrl);
   const workspaces = [...new Set(same.filter((r) => r.api === api).map((r) => `"${r.workspace}"`))];

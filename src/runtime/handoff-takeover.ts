@@ -12,7 +12,7 @@ import { accountDigestOf, accountLabel, constructLabel, type TokenScope } from "
 export function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string | undefined): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
-  if (handoff.api !== undefined && handoff.api !== accountDigestOf(scope, ctx.env)) {
+  if (handoff.api !== accountDigestOf(scope, ctx.env)) {
     // The account or API changed with this replacement (account, baseUrl or <prefix>BASE_URL): the
     // released token is on the old one, and a token of its name here may be another deployment's.
     removeHandoff(ctx.cwd, scope.workspace, scope.key);

@@ -26,7 +26,7 @@ export interface Handoff {
   readonly id?: string;
   /** The token's name as the old resource knew it. */
   readonly name: string;
-  /** The run that released it (`plantimestamp()`; a process id in records of older versions). */
+  /** The run that released it (`plantimestamp()`). */
   readonly runId: string;
   /**
    * Set by the plan-time read of a later run (see {@link retireHandoffs}): this hand-off was left
@@ -35,10 +35,10 @@ export interface Handoff {
    */
   readonly retired?: boolean;
   /**
-   * A digest of the API address the token lives on (see {@link apiDigest}): a token of one API is
-   * never handed over on another, where a token of the same name may belong to someone else.
+   * The account the token lives on (see {@link accountDigest}): a token of one account is never
+   * handed over on another, where a token of the same name may belong to someone else.
    */
-  readonly api?: string;
+  readonly api: string;
   readonly releasedAt: string;
   /**
    * Set by the create half before it writes to the API: the run that took the token over and
@@ -65,8 +65,8 @@ export interface AppliedRecord {
   /** The configured name (the API may store another spelling of it). */
   readonly name: string;
   readonly at: string;
-  /** The account the token is on (see {@link accountDigest}); absent in records of older versions. */
-  readonly api?: string;
+  /** The account the token is on (see {@link accountDigest}). */
+  readonly api: string;
   /**
    * Who the credentials of that apply logged in as (see credentialIdentity): `user <name>` or a digest
    * of the API token, never a secret. A plan whose credentials are another identity, on an account
@@ -134,13 +134,13 @@ export function readHandoff(cwd: string, workspace: string, key: string, warn: (
     typeof raw.name === "string" &&
     typeof raw.runId === "string" &&
     typeof raw.releasedAt === "string" &&
+    typeof raw.api === "string" &&
     optionalString(raw.id) &&
-    optionalString(raw.api) &&
     optionalString(raw.claimedBy) &&
     optionalString(raw.targetName) &&
     (raw.retired === undefined || typeof raw.retired === "boolean");
   if (!ok) {
-    warn(`ignoring a hand-off file of an older version or another workspace for key ${key}`);
+    warn(`ignoring a damaged hand-off file, or one of another workspace, for key ${key}`);
     return undefined;
   }
   return raw as unknown as Handoff;
@@ -207,7 +207,7 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
     raw.workspace === workspace &&
     typeof raw.id === "string" &&
     typeof raw.name === "string" &&
-    optionalString(raw.api) &&
+    typeof raw.api === "string" &&
     optionalString(raw.identity) &&
     (raw.pending === undefined || typeof raw.pending === "boolean");
   return ok ? (raw as unknown as AppliedRecord) : undefined;
@@ -229,11 +229,12 @@ export function readAppliedRecords(cwd: string): AppliedRecord[] {
   for (const file of files) {
     try {
       const raw = JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>;
-      if (typeof raw.key === "string" && typeof raw.workspace === "string" && typeof raw.id === "string" && typeof raw.name === "string") {
+      const fields = [raw.key, raw.workspace, raw.id, raw.name, raw.api];
+      if (fields.every((f) => typeof f === "string")) {
         records.push(raw as unknown as AppliedRecord);
       }
     } catch {
-      // A record being replaced or of another version: the warnings it feeds are best effort.
+      // A record being replaced or damaged: the warnings it feeds are best effort.
     }
   }
   return records;

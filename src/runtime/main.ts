@@ -15,7 +15,7 @@ import { untestedNodeLineWarning } from "./node-line";
 import { preferFlavor } from "./preference-command";
 import { credentialIdentity } from "./account-identity";
 import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
-import { FORMER_STACK_READ_COMMAND, RuntimeCommand, type FlavorPreferenceQuery } from "../protocol";
+import { RuntimeCommand, type FlavorPreferenceQuery } from "../protocol";
 import { runSessionStore } from "./run-session";
 import { errorMessage } from "../shared/error-message";
 import { applyToken } from "./token-apply";
@@ -29,8 +29,6 @@ const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<stri
   [RuntimeCommand.FLAVORS]: findFlavors,
   [RuntimeCommand.FLAVOR_PREFERENCE]: (ctx, q) => preferFlavor(ctx, q as FlavorPreferenceQuery),
   [RuntimeCommand.STACK_READ]: stackRead,
-  // Its former name: the command a configuration synthesized by an earlier version runs.
-  [FORMER_STACK_READ_COMMAND]: stackRead,
   // Run by the ephemeral local_command, which passes stdin and reads stdout as `external` does.
   [RuntimeCommand.TOKEN_VALUE]: tokenValues,
 };

@@ -49,7 +49,7 @@ function lockOwner(): string {
 /**
  * True when the lock file names a process of this host that no longer exists (killed by the
  * watchdog, by Ctrl-C, by a crash): its lock can be broken at once. A file from another host,
- * or in an older format, is judged by its age alone.
+ * or one that names no holder (damaged), is judged by its age alone.
  */
 function holderIsGone(content: string): boolean {
   const [pidText, host] = content.split("\n");
@@ -61,19 +61,6 @@ function holderIsGone(content: string): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH";
   }
-}
-
-/**
- * A lock whose content names no holder (empty, or not `<pid>\n<host>\n…`) this long after it was
- * written was left by a holder that died between creating and writing it (versions before
- * {@link takeLock} wrote in two steps) or is damaged: it is broken like a stale lock. Creating
- * and writing took microseconds, so a few seconds is ample.
- */
-export const UNREADABLE_LOCK_MS = 5_000;
-
-function namesHolder(content: string): boolean {
-  const [pidText, host] = content.split("\n");
-  return /^[1-9][0-9]*$/.test(pidText ?? "") && (host ?? "") !== "";
 }
 
 /**
@@ -111,14 +98,12 @@ function takeLock(file: string, owner: string): boolean {
 
 /** Whether the lock seen may be broken: its holder is gone, or it is too old to have a live one. */
 function isStale(seen: SeenLock, staleAfterMs: number): boolean {
-  const age = Date.now() - seen.mtimeMs;
-  if (!namesHolder(seen.content)) return age > UNREADABLE_LOCK_MS;
-  return age > staleAfterMs || holderIsGone(seen.content);
+  return Date.now() - seen.mtimeMs > staleAfterMs || holderIsGone(seen.content);
 }
 
 /**
  * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
- * count it (apiDigest: trailing slashes, white space, the case of scheme and host aside), so two spellings of one
+ * count it (accountDigest: trailing slashes, white space, the case of scheme and host aside), so two spellings of one
  * address share a lock. Two accounts (variable prefixes) never share one, even on one address.
  * The name counts folded, as a create half matches names (foldTokenName): "CI" and "ci " are one
  * name, so they share a lock, or both would list no such token and both create one.
@@ -230,8 +215,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `fn` holding the lock for `name`; waits at most `waitMs` for another holder. A lock is
- * broken when its holder is known to be gone, when it is older than `staleAfterMs`, or when it
- * names no holder a few seconds after it was written (see {@link UNREADABLE_LOCK_MS}).
+ * broken when its holder is known to be gone or when it is older than `staleAfterMs`.
  */
 export async function withNameLock<T>(
   cwd: string,

@@ -255,7 +255,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
       else if (!r.pending) otherWorkspaces.push(r);
     }
   }
-  const valueSlots = afterWrite ? slotsOf(query[STACK_READ_VALUE_SLOTS]) : undefined;
+  const valueSlots = slotsOf(query[STACK_READ_VALUE_SLOTS]);
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
     // After the writes of a run: the walk its provisioners took plus what appeared since, which
@@ -265,7 +265,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
     // hand-off, say: the walk keeps neither its value nor its last use).
     const listFor = async (client: ApiClient, tokens: readonly ManagedToken[]): Promise<TokenView[]> => {
       if (!afterWrite) return allTokens(client, ctx);
-      const wanted = valueSlots === undefined ? tokens : tokens.filter((m) => valueSlots.has(m.slot));
+      const wanted = tokens.filter((m) => valueSlots.has(m.slot));
       const seen = await takenRunTokens(ctx, client, accountRefIn(ctx.env, envPrefix, baseUrl), (walked) =>
         resolvedTokens(wanted, walked, applied),
       );
@@ -334,9 +334,9 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   return result;
 }
 
-/** The slots of STACK_READ_VALUE_SLOTS; undefined (every slot) when the query does not say. */
-function slotsOf(list: string | undefined): ReadonlySet<string> | undefined {
-  return list === undefined ? undefined : new Set(list.split(",").filter((slot) => slot !== ""));
+/** The slots of STACK_READ_VALUE_SLOTS (none when the query has no such key: a plan-time read). */
+function slotsOf(list: string | undefined): ReadonlySet<string> {
+  return new Set((list ?? "").split(",").filter((slot) => slot !== ""));
 }
 
 /**

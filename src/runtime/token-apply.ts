@@ -375,7 +375,7 @@ async function lookAgainAfterCreate(
  */
 function appliedOnThisAccount(ctx: RuntimeContext, scope: TokenScope, account: string, name: string): AppliedRecord | undefined {
   const record = readAppliedRecord(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
-  if (!record || record.api === undefined || record.api === account) return record;
+  if (!record || record.api === account) return record;
   ctx.out.warn(
     `API token "${record.name}" (id ${record.id}), which ${constructLabel(scope)} managed on another account or API address, ` +
       `stays ACTIVE there: a token named "${name}" is created or adopted on this account${accountLabel(scope)} instead. ` +

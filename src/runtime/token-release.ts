@@ -9,8 +9,8 @@ import { accountDigestOf, handoffRunOf, tokenScope, withTriggerEnv, type TokenSc
  * does what is right for both: it leaves a hand-off that only a create half of this same run may
  * take, and says so in an info line; the stack's roster warns about tokens that stay active.
  * (Under create_before_destroy Terraform does not run it at all.) It never fails, whatever the
- * state holds: a destroy must not be blocked by an API that cannot be reached or by triggers of an
- * older version, since it changes nothing on the API.
+ * state holds: a destroy must not be blocked by an API that cannot be reached or by damaged
+ * triggers, since it changes nothing on the API.
  */
 export async function releaseToken(input: RuntimeContext): Promise<void> {
   let ctx: RuntimeContext;
@@ -19,9 +19,9 @@ export async function releaseToken(input: RuntimeContext): Promise<void> {
     ctx = withTriggerEnv(input);
     scope = tokenScope(ctx.env);
   } catch (err) {
-    // A state written by an older version (no `key` trigger) or damaged: nothing to hand off.
+    // A damaged or edited state (no `key` trigger): nothing to hand off.
     input.out.warn(
-      `this resource's triggers cannot be read (${errorMessage(err)}; a state written by an older version of cdktf-gpucloud, or edited): ` +
+      `this resource's triggers cannot be read (${errorMessage(err)}; the state was edited or damaged): ` +
         `its API token is left as it is and stays ACTIVE (the GPU cloud API has no delete operation). Nothing was changed.`,
     );
     return;

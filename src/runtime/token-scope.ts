@@ -31,7 +31,7 @@ export function runOf(ctx: RuntimeContext, scope: TokenScope): RunRef | undefine
 export interface TokenScope {
   readonly key: string;
   readonly workspace: string;
-  /** The construct's path, for messages; may be empty with a state written by an older version. */
+  /** The construct's path, for messages. */
   readonly path: string;
   readonly baseUrl?: string;
   /** The account's variable prefix (GPUCLOUD_ for the default account). */

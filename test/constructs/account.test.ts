@@ -9,8 +9,8 @@ function sync(json: any): any {
   return Object.values<any>(json.resource.null_resource)[0];
 }
 
-function inventoryQuery(json: any): Record<string, string> {
-  return Object.entries<any>(json.data.external).find(([k]) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))![1]
+function planTimeReadQuery(json: any): Record<string, string> {
+  return Object.entries<any>(json.data.external).find(([k]) => k.startsWith("gpucloud-stack-read_") && !k.includes("after-write"))![1]
     .query;
 }
 
@@ -41,12 +41,12 @@ describe("GpuCloudAccount", () => {
     expect(resource.triggers.base_url).toBe("https://prod.example.test");
     // Both provisioners read the prefix from the triggers (GPUCLOUD_TOKEN_TRIGGERS), the destroy side the old one.
     for (const p of resource.provisioner) expect(p["local-exec"].environment.GPUCLOUD_TOKEN_TRIGGERS).toBe("${jsonencode(self.triggers)}");
-    const query = inventoryQuery(json);
+    const query = planTimeReadQuery(json);
     expect(query["t0.key"]).toBe(resource.triggers.key);
     expect(query["t0.env_prefix"]).toBe("GPUCLOUD_PROD_");
     expect(query["t0.base_url"]).toBe("https://prod.example.test");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
-      if (name.startsWith("gpucloud-token-inventory")) continue;
+      if (name.startsWith("gpucloud-stack-read")) continue;
       expect(data.query.env_prefix).toBe("GPUCLOUD_PROD_");
       expect(data.query.base_url).toBe("https://prod.example.test");
     }
@@ -123,7 +123,7 @@ describe("GpuCloudAccount", () => {
       new ApiToken(one, "staging", { name: "ci", account: staging });
       new ApiToken(one, "prod", { name: "ci", account: prod });
       expect(() => new ApiToken(new TerraformStack(app, "two"), "other", { name: "ci", account: other })).not.toThrow();
-      expect(Object.keys(inventoryQuery(stackJson(one))).filter((k) => k.endsWith(".name"))).toHaveLength(3);
+      expect(Object.keys(planTimeReadQuery(stackJson(one))).filter((k) => k.endsWith(".name"))).toHaveLength(3);
     });
   });
 });

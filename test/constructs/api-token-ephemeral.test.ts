@@ -46,14 +46,14 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
   test.each([
     ["before", true],
     ["after", false],
-  ])("the app's own required_version, set %s the constructs, is kept beside the library's", (_when, before) => {
+  ])("the app's own required_version, set %s the constructs, replaces the library's", (_when, before) => {
     const json = synth((stack) => {
       if (before) stack.addOverride("terraform.required_version", "~> 1.11");
       void new ApiToken(stack, "t", { name: "ci", valueInState: false }).ephemeralToken;
       new ApiToken(stack, "u", { name: "cu" });
       if (!before) stack.addOverride("terraform.required_version", "~> 1.11");
     });
-    expect(json.terraform.required_version).toBe("~> 1.11, >= 1.10.0");
+    expect(json.terraform.required_version).toBe("~> 1.11");
   });
 
   test("valueInState: false asks both stack reads to leave the value out", () => {
@@ -105,10 +105,10 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       '"workspace"',
     ]);
     // The run's nonce from the plan-time read, and the workspace: to share the run's login, and no other run's.
-    expect(items[3]).toMatch(/^"run_nonce" = local\.gpucloud-token-inventory_observed_\w+\["run_nonce"\]$/);
+    expect(items[3]).toMatch(/^"run_nonce" = local\.gpucloud-stack-read_observed_\w+\["run_nonce"\]$/);
     expect(items[4]).toBe('"workspace" = terraform.workspace');
-    // The token-value query is keyed by construct address; the attribute, by the token's slot in the inventory.
-    expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-token-inventory_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
+    // The token-value query is keyed by construct address; the attribute, by the token's slot in the stack's read.
+    expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-stack-read_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);
     expect(json.provider.local).toEqual([{}]);
     expect(json.terraform.required_providers.local).toEqual({ source: "local", version: "2.7.0" });
@@ -120,12 +120,12 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       const host = new TerraformVariable(stack, "host", { type: "string" });
       void new ApiToken(stack, "t", { name: "ci", valueInState: false, baseUrl: `https://${host.stringValue}/v1` }).ephemeralToken;
     });
-    const inventory = Object.entries<any>(json.data.external).find(([name]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(name))!;
-    expect(inventory[1].query["t0.base_url"]).toBe("https://${var.host}/v1");
-    const key = inventory[1].query["t0.key"];
+    const planTimeRead = Object.entries<any>(json.data.external).find(([name]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(name))!;
+    expect(planTimeRead[1].query["t0.base_url"]).toBe("https://${var.host}/v1");
+    const key = planTimeRead[1].query["t0.key"];
     const stdin: string = only<any>(json.ephemeral.local_command).stdin;
     expect(stdin).not.toContain("var.host/v1");
-    expect(stdin).toContain(`"${key}.base_url" = data.external.${inventory[0]}.query["t0.base_url"]`);
+    expect(stdin).toContain(`"${key}.base_url" = data.external.${planTimeRead[0]}.query["t0.base_url"]`);
   });
 
   test("ephemeralToken resolves to the sensitive value of its own key, decoded from the command's stdout", () => {
@@ -133,7 +133,8 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       const token = new ApiToken(stack, "t", { name: "ci", valueInState: false });
       stack.addOverride("locals.v", token.ephemeralToken);
     });
-    const key = json.data.external["gpucloud-token-inventory_F87B10F2"].query["t0.key"];
+    const [, read] = Object.entries<any>(json.data.external).find(([name]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(name))!;
+    const key = read.query["t0.key"];
     expect(key).toMatch(/^[0-9a-f]{42}$/);
     expect(json.locals.v).toBe(`\${sensitive(jsondecode(ephemeral.local_command.gpucloud_token_values.stdout)["${key}"])}`);
   });

@@ -20,7 +20,7 @@ function only<T>(record: Record<string, T> | undefined): T {
   return values[0];
 }
 
-/** A token's slot in an inventory query: the prefix of the entry `<slot>.key` that holds its key. */
+/** A token's slot in the plan-time read's query: the prefix of the entry `<slot>.key` that holds its key. */
 function slotOf(query: Record<string, string>, key: string): string {
   const entry = Object.entries(query).find(([k, v]) => k.endsWith(".key") && v === key);
   if (!entry) throw new Error(`no slot holds key ${key}`);
@@ -28,7 +28,7 @@ function slotOf(query: Record<string, string>, key: string): string {
 }
 
 describe("ApiToken synthesis", () => {
-  test("declares the stack inventory, the sync resource and a stack read after the writes that exists only while writing", () => {
+  test("declares the stack's plan-time read, the sync resource and a stack read after the writes that exists only while writing", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci-pipeline", description: "for CI" }));
 
     const sync = only<any>(json.resource.null_resource);
@@ -40,12 +40,12 @@ describe("ApiToken synthesis", () => {
       workspace: "${terraform.workspace}",
       path: "test/ci",
     });
-    // Unknown at plan only when the inventory says the API differs.
+    // Unknown at plan only when the plan-time read says the API differs.
     // Through a local value holding the plan-time read's result (Terraform decodes a data source's result for every expression that reads it).
     const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
     const observed = json.locals[observedName];
-    expect(observedName).toMatch(/^gpucloud-token-inventory_observed_[0-9A-F]+$/);
-    expect(observed).toMatch(/^\$\{data\.external\.gpucloud-token-inventory_[0-9A-F]+\.result\}$/);
+    expect(observedName).toMatch(/^gpucloud-stack-read_observed_[0-9A-F]+$/);
+    expect(observed).toMatch(/^\$\{data\.external\.gpucloud-stack-read_[0-9A-F]+\.result\}$/);
     // The plan-time read's query and result name each token by a short slot (t0, t1, ...); the query maps it to the key.
     expect(sync.triggers.api_in_sync).toBe(
       `\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`,
@@ -76,13 +76,13 @@ describe("ApiToken synthesis", () => {
 
     const externals = json.data.external;
     expect(Object.keys(externals)).toHaveLength(2);
-    const inventoryName = Object.keys(externals).find((k) => k.startsWith("gpucloud-token-inventory_") && !k.includes("after-write"))!;
-    const inventory = externals[inventoryName];
+    const planTimeReadName = Object.keys(externals).find((k) => k.startsWith("gpucloud-stack-read_") && !k.includes("after-write"))!;
+    const planTimeRead = externals[planTimeReadName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
-    expect(inventory.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "stack-read"]);
+    expect(planTimeRead.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "stack-read"]);
     // The plan-time read (literal query: read while planning) retires every hand-off earlier runs left.
     // The path names the construct in the read's errors.
-    expect(inventory.query).toEqual({
+    expect(planTimeRead.query).toEqual({
       "t0.key": key,
       "t0.path": "test/ci",
       "t0.name": "ci-pipeline",
@@ -91,11 +91,11 @@ describe("ApiToken synthesis", () => {
       run: "${plantimestamp()}",
       retire_handoffs: "all",
     });
-    expect(inventory.depends_on).toBeUndefined();
+    expect(planTimeRead.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("stack-read");
     // The read after the writes retires nothing: other tokens' create halves may still be to come.
     // It has the run's nonce (from the plan-time read), to share the run's walk and login.
-    const { retire_handoffs: _retire, run: _run, ...tokensQuery } = inventory.query;
+    const { retire_handoffs: _retire, run: _run, ...tokensQuery } = planTimeRead.query;
     // value_slots: the group's tokens the plan-time read found no id for, whose values this read must give.
     expect(read.query).toEqual({
       ...tokensQuery,
@@ -104,7 +104,7 @@ describe("ApiToken synthesis", () => {
       value_slots: `\${join(",", [for k in ["t0"] : k if !(local.${observedName}["\${k}.id"] != "")])}`,
     });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
-    expect(observed).toBe(`\${data.external.${inventoryName}.result}`);
+    expect(observed).toBe(`\${data.external.${planTimeReadName}.result}`);
     // An instance only while the plan-time read found no token (a create, a rename through a hand-off).
     expect(read.count).toBe(`\${alltrue([for k in ["t0"] : local.${observedName}["\${k}.id"] != ""]) ? 0 : 1}`);
     // The token's attributes: one local per group of tokens, the plan-time read's result while it found the token
@@ -124,9 +124,7 @@ describe("ApiToken synthesis", () => {
     const json = synth((stack) => {
       for (let i = 0; i < 5; i++) new ApiToken(stack, `t${i}`, { name: `token-${i}`, previousNames: [`old-${i}`] });
     });
-    const inventories = Object.keys(json.data.external).filter(
-      (k) => k.startsWith("gpucloud-token-inventory") && !k.includes("after-write"),
-    );
+    const inventories = Object.keys(json.data.external).filter((k) => k.startsWith("gpucloud-stack-read") && !k.includes("after-write"));
     expect(inventories).toHaveLength(1);
     expect(Object.keys(json.data.external)).toHaveLength(2);
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
@@ -150,11 +148,11 @@ describe("ApiToken synthesis", () => {
       new ApiToken(stack, "a", { name: "a" });
       new ApiToken(stack, "b", { name: "b" });
     });
-    const inventory = Object.keys(json.data.external).find((k) => !k.includes("after-write"))!;
+    const planTimeRead = Object.keys(json.data.external).find((k) => !k.includes("after-write"))!;
     const after = Object.keys(json.data.external).find((k) => k.includes("after-write"))!;
     const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
     const observed = `local.${observedName}`;
-    expect(json.locals[observedName]).toBe(`\${data.external.${inventory}.result}`);
+    expect(json.locals[observedName]).toBe(`\${data.external.${planTimeRead}.result}`);
     expect(Object.keys(json.check)).toEqual(["gpucloud_api_tokens"]);
     // The plan-time read only: it speaks at plan and apply. An assertion over the reads after the writes would be
     // unknown at plan whenever a token is written ("Check block assertion known after apply").
@@ -200,7 +198,7 @@ describe("ApiToken synthesis", () => {
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
       const attributesName = Object.keys(json.locals).find((k) =>
-        k.startsWith(`gpucloud-token-inventory_attributes${g === 0 ? "" : `-${g + 1}`}_`),
+        k.startsWith(`gpucloud-stack-read_attributes${g === 0 ? "" : `-${g + 1}`}_`),
       )!;
       // A token the plan-time read found (in sync or updated in place) takes its attributes from it, known at plan.
       expect(json.locals[attributesName]).toContain(
@@ -212,7 +210,7 @@ describe("ApiToken synthesis", () => {
         expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${slot}"]["${slot}.id"])}`);
       }
     });
-    // Together, the groups ask exactly what the inventory asks, less its run fields.
+    // Together, the groups ask exactly what the plan-time read asks, less its run fields.
     delete merged.after_write;
     delete merged.value_slots;
     delete merged.run_nonce;
@@ -220,7 +218,7 @@ describe("ApiToken synthesis", () => {
       retire_handoffs: _retire,
       run: _run,
       ...tokensQuery
-    } = Object.entries(externals).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1].query;
+    } = Object.entries(externals).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1].query;
     expect(merged).toEqual(tokensQuery);
   });
 
@@ -247,7 +245,7 @@ describe("ApiToken synthesis", () => {
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
     for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
     for (const [name, data] of Object.entries<any>(json.data.external)) {
-      const baseUrl = name.startsWith("gpucloud-token-inventory")
+      const baseUrl = name.startsWith("gpucloud-stack-read")
         ? data.query[`${slotOf(data.query, sync.triggers.key)}.base_url`]
         : data.query.base_url;
       expect(baseUrl).toBe("https://api.example.test/v1");
@@ -283,11 +281,11 @@ describe("ApiToken synthesis", () => {
     });
     expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
     // Such a read may be deferred to the apply, after destroy halves of its own run: it retires only other runs' hand-offs.
-    const inventory = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-token-inventory_[0-9A-F]+$/.test(k))![1];
-    expect(inventory.query).toMatchObject({ run: "${plantimestamp()}", retire_handoffs: "other_runs" });
+    const planTimeRead = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
+    expect(planTimeRead.query).toMatchObject({ run: "${plantimestamp()}", retire_handoffs: "other_runs" });
   });
 
-  test("exposes attributes from the inventory while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {
+  test("exposes attributes from the plan-time read while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {
     const json = synth((stack) => {
       const token = new ApiToken(stack, "ci", { name: "ci" });
       new TerraformOutput(stack, "id", { value: token.tokenId });
@@ -295,7 +293,7 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "created", { value: token.createdAt });
       new TerraformOutput(stack, "used", { value: token.lastUsed });
     });
-    // Through the group's local (see the test of the inventory for what it holds), by the token's slot.
+    // Through the group's local (see the test of the plan-time read for what it holds), by the token's slot.
     const attributes = `local.${Object.keys(json.locals).find((k) => k.includes("_attributes_"))}["t0"]`;
     expect(json.output.id.value).toBe(`\${(${attributes}["t0.id"])}`);
     expect(json.output.token.value).toBe(`\${sensitive(${attributes}["t0.token"])}`);
@@ -314,9 +312,7 @@ describe("ApiToken synthesis", () => {
       new TerraformOutput(stack, "later", { value: Op.add(token.createdAt, 1) });
       new TerraformOutput(stack, "text", { value: `id=${token.tokenId}` });
     });
-    expect(json.output.upper.value).toMatch(
-      /^\$\{upper\(\(local\.gpucloud-token-inventory_attributes_[0-9A-F]+\["\w+"\]\["\w+\.id"\]\)\)\}$/,
-    );
+    expect(json.output.upper.value).toMatch(/^\$\{upper\(\(local\.gpucloud-stack-read_attributes_[0-9A-F]+\["\w+"\]\["\w+\.id"\]\)\)\}$/);
     expect(json.output.later.value).toMatch(/^\$\{\(tonumber\(.*\) \+ 1\)\}$/);
     expect(json.output.text.value).toMatch(/^id=\$\{\(local\..*\)\}$/);
   });

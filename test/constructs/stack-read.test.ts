@@ -55,8 +55,8 @@ describe("the stack's one read", () => {
       }),
     );
     expect(planned.map((r) => r.command).sort()).toEqual(["flavors", "stack-read"]);
-    const inventory = planned.find((r) => r.command === "stack-read")!;
-    expect(lookupsOf(inventory.query)).toEqual(["flavor-preference"]);
+    const tokensRead = planned.find((r) => r.command === "stack-read")!;
+    expect(lookupsOf(tokensRead.query)).toEqual(["flavor-preference"]);
     expect(planned.find((r) => r.command === "flavors")!.query).toEqual({ gpu: "${var.gpu}" });
   });
 
@@ -70,8 +70,8 @@ describe("the stack's one read", () => {
       }),
     );
     expect(planned).toHaveLength(2);
-    const [inventory, lookups] = [planned.find((r) => !r.name.includes("lookups"))!, planned.find((r) => r.name.includes("lookups"))!];
-    expect(lookupsOf(inventory.query)).toEqual([]);
+    const [tokensRead, lookups] = [planned.find((r) => !r.name.includes("lookups"))!, planned.find((r) => r.name.includes("lookups"))!];
+    expect(lookupsOf(tokensRead.query)).toEqual([]);
     expect(lookupsOf(lookups.query)).toEqual(["flavor-preference", "flavors"]);
     expect(lookups.command).toBe("stack-read");
     expect(lookups.count).toBeUndefined();

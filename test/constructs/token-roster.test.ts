@@ -23,7 +23,7 @@ describe("the stack's token roster (synthesis)", () => {
     expect(entries.map((e: string) => /^"([^"]+)" = /.exec(e)?.[1]).sort()).toEqual(["s/a", "s/b", "s/c"]);
     expect(entries).toContainEqual(
       expect.stringMatching(
-        /^"s\/b" = \{ name = "bee", id = local\.gpucloud-token-inventory_attributes_\w+\["t0"\]\["t0\.id"\], env_prefix = "GPUCLOUD_PROD_" \}$/,
+        /^"s\/b" = \{ name = "bee", id = local\.gpucloud-stack-read_attributes_\w+\["t0"\]\["t0\.id"\], env_prefix = "GPUCLOUD_PROD_" \}$/,
       ),
     );
     // Literal text stays literal; an expression's value comes from the token's sync resource.

@@ -73,10 +73,11 @@ describe("npm pack --dry-run", () => {
     files = (JSON.parse(res.stdout) as PackInfo[])[0].files.map((f) => f.path).sort();
   });
 
-  test("ships the license, the readme, the manifest and every file the entry points reach", () => {
+  test("ships the license, the readme, the changelog, the manifest and every file the entry points reach", () => {
     for (const f of [
       "LICENSE",
       "README.md",
+      "CHANGELOG.md",
       "package.json",
       "lib/index.js",
       "lib/index.d.ts",
@@ -94,7 +95,9 @@ describe("npm pack --dry-run", () => {
 
   test("ships nothing else: no unexported runtime modules, no sources, no repo tooling", () => {
     const needed = closure(entryPoints());
-    const extra = files.filter((f) => !needed.has(f) && !["LICENSE", "README.md", "package.json", "lib-cdktn/README.md"].includes(f));
+    const extra = files.filter(
+      (f) => !needed.has(f) && !["LICENSE", "README.md", "CHANGELOG.md", "package.json", "lib-cdktn/README.md"].includes(f),
+    );
     expect(extra).toEqual([]);
     // Spelled out, for the reader: the script Terraform runs ships only as the bundle (its entry
     // and its commands are not modules anything imports). The contract is lib/protocol/; what the

@@ -1,14 +1,13 @@
 /**
  * Hand-offs, applied records and name locks are keyed by account (variable prefix and API
- * address): two accounts on one address never share them, and the default account keeps the
- * keys earlier versions wrote.
+ * address): two accounts on one address never share them.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
-import { accountDigest, apiDigest } from "../../src/runtime/account-identity";
+import { accountDigest } from "../../src/runtime/account-identity";
 import { readAppliedRecord } from "../../src/runtime/handoff";
 import { nameLockPath } from "../../src/runtime/name-lock";
 import { createOutput, Redactor } from "../../src/shared/output";
@@ -20,10 +19,9 @@ const B = { username: "keys-b", password: "keys-b-password-2", account: "b" };
 const KEY = "c8accounts";
 
 describe("keys per account", () => {
-  test("the default account's keys are those of earlier versions; another prefix on one address has its own", () => {
+  test("another prefix on one address has its own keys; the default prefix is the default account's", () => {
     const url = "https://api.example.com/v1";
-    expect(accountDigest("GPUCLOUD_", url)).toBe(apiDigest(url));
-    expect(accountDigest("GPUCLOUD_PROD_", url)).not.toBe(apiDigest(url));
+    expect(accountDigest("GPUCLOUD_PROD_", url)).not.toBe(accountDigest("GPUCLOUD_", url));
     expect(accountDigest("GPUCLOUD_PROD_", "HTTPS://API.example.com/v1/")).toBe(accountDigest("GPUCLOUD_PROD_", url));
     expect(nameLockPath("/s", url, "ci", "GPUCLOUD_")).toBe(nameLockPath("/s", url, "ci"));
     expect(nameLockPath("/s", url, "ci", "GPUCLOUD_PROD_")).not.toBe(nameLockPath("/s", url, "ci"));

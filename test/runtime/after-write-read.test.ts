@@ -118,16 +118,7 @@ describe("the read after the writes takes the run's walk", () => {
     await client.close();
   });
 
-  test("a query without value_slots (synthesized by an earlier version) gets every value, walking when it must", async () => {
-    const { api, client, provisioners, read } = await setUp();
-    const created = await provisioners((c) => c.createToken({ name: "fresh-two" }));
-    const { result } = await read(afterWrite({ "t0.name": "fresh-two", "t1.name": "other-9" }));
-    expect(result["t0.token"]).toBe(created.token);
-    expect(result["t1.token"]).toBe(api.tokens().find((t) => t.name === "other-9")?.token);
-    await client.close();
-  });
-
-  test("without the run (no walk to share) the read walks, as before", async () => {
+  test("without the run (no walk to share) the read walks", async () => {
     const { client, provisioners, read } = await setUp();
     const created = await provisioners((c) => c.createToken({ name: "fresh-three" }));
     const { result, lists } = await read({ workspace: "default", after_write: "true", "t0.name": "fresh-three" });

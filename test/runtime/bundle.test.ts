@@ -213,7 +213,7 @@ describe("runtime bundle", () => {
 
   // What a plan's stack read must not cost: a second connection, or node:https, node:tls and
   // node:crypto where the API is plain http (md5 in plain JS; sha-256 only in the provisioners).
-  test("a token inventory uses one connection, loads neither node:https nor node:crypto, and Node prints nothing", async () => {
+  test("a stack's read of its tokens uses one connection, loads neither node:https nor node:crypto, and Node prints nothing", async () => {
     const emulator = await startEmulator({ users: [{ username: credentials.GPUCLOUD_USERNAME, password: credentials.GPUCLOUD_PASSWORD }] });
     const preload = path.join(workDir, "report-builtins.js");
     const report = path.join(workDir, "builtins.txt");

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { apiDigest } from "../../src/runtime/account-identity";
+import { accountDigest } from "../../src/runtime/account-identity";
 import {
   readAppliedRecord,
   readHandoff,
@@ -20,6 +20,7 @@ const record = (over: Partial<Handoff> = {}): Handoff => ({
   id: "tok_1",
   name: "ci",
   runId: "100@5",
+  api: "0123456789abcdef",
   releasedAt: new Date().toISOString(),
   ...over,
 });
@@ -78,7 +79,14 @@ describe("hand-off files", () => {
     expect(read("c8c")?.retired).toBeUndefined();
     expect(read("c8d", "prod")?.retired).toBeUndefined();
     // Applied records and locks are not hand-offs.
-    writeAppliedRecord(cwd, { key: "c8a", workspace: "default", id: "tok_1", name: "ci", at: new Date().toISOString() });
+    writeAppliedRecord(cwd, {
+      key: "c8a",
+      workspace: "default",
+      id: "tok_1",
+      name: "ci",
+      at: new Date().toISOString(),
+      api: "0123456789abcdef",
+    });
     expect(retireHandoffs(cwd, "default", "x", true, noWarning)).toBe(0);
     expect(readAppliedRecord(cwd, "default", "c8a", () => undefined)).toMatchObject({ id: "tok_1" });
     expect(retireHandoffs(dir(), "default", "x", true, noWarning)).toBe(0);
@@ -107,7 +115,7 @@ describe("hand-off files", () => {
 
   test("applied records are separate records, per workspace", () => {
     const cwd = dir();
-    writeAppliedRecord(cwd, { key: "c8abc", workspace: "default", id: "tok_9", name: "new", at: "now" });
+    writeAppliedRecord(cwd, { key: "c8abc", workspace: "default", id: "tok_9", name: "new", at: "now", api: "0123456789abcdef" });
     expect(readHandoff(cwd, "default", "c8abc", () => undefined)).toBeUndefined();
     expect(readAppliedRecord(cwd, "prod", "c8abc", () => undefined)).toBeUndefined();
     expect(readAppliedRecord(cwd, "default", "c8abc", () => undefined)).toMatchObject({ id: "tok_9", name: "new" });
@@ -116,24 +124,17 @@ describe("hand-off files", () => {
   });
 });
 
-describe("apiDigest", () => {
+describe("accountDigest", () => {
+  const digest = (url: string) => accountDigest("GPUCLOUD_", url);
   test("scheme and host case, a default port, spaces and trailing slashes do not count", () => {
-    const digest = apiDigest("https://api.example.com/v1");
-    expect(apiDigest(" HTTPS://API.Example.COM/v1// ")).toBe(digest);
-    expect(apiDigest("https://api.example.com:443/v1/")).toBe(digest);
-    expect(apiDigest("http://api.example.com:80")).toBe(apiDigest("http://api.example.com/"));
+    const first = digest("https://api.example.com/v1");
+    expect(digest(" HTTPS://API.Example.COM/v1// ")).toBe(first);
+    expect(digest("https://api.example.com:443/v1/")).toBe(first);
+    expect(digest("http://api.example.com:80")).toBe(digest("http://api.example.com/"));
   });
 
   test("the path's case counts: /TenantA and /tenanta are two APIs", () => {
-    expect(apiDigest("https://api.example.com/TenantA")).not.toBe(apiDigest("https://api.example.com/tenanta"));
-    expect(apiDigest("https://api.example.com:8443/v1")).not.toBe(apiDigest("https://api.example.com/v1"));
-  });
-
-  test("an address already in normal form keeps the digest earlier versions recorded", () => {
-    // sha-256("http://127.0.0.1:8080/api"), first 16 hex digits, as recorded before the path kept its case.
-    const { createHash } = require("node:crypto") as typeof import("node:crypto");
-    const before = (url: string) => createHash("sha256").update(url.trim().replace(/\/+$/, "").toLowerCase()).digest("hex").slice(0, 16);
-    expect(apiDigest("http://127.0.0.1:8080/api")).toBe(before("http://127.0.0.1:8080/api"));
-    expect(apiDigest("https://gpu.example.com")).toBe(before("https://gpu.example.com"));
+    expect(digest("https://api.example.com/TenantA")).not.toBe(digest("https://api.example.com/tenanta"));
+    expect(digest("https://api.example.com:8443/v1")).not.toBe(digest("https://api.example.com/v1"));
   });
 });

@@ -35,8 +35,12 @@ function synthesize(props: { tokenName: string; tokenDescription?: string }): { 
   return { dir, config: JSON.parse(readFileSync(path.join(dir, "cdk.tf.json"), "utf8")) };
 }
 
-function external(config: any, fragment: string): { program: string[]; query: Record<string, string> } {
-  const entry = Object.entries<any>(config.data.external).find(([name]) => name.includes(fragment));
+/** The name of the stack's plan-time read (the reads after the writes are `gpucloud-stack-read_after-write…`). */
+const PLAN_TIME_READ = /^gpucloud-stack-read_[0-9A-F]+$/;
+
+function external(config: any, fragment: string | RegExp): { program: string[]; query: Record<string, string> } {
+  const matches = (name: string) => (typeof fragment === "string" ? name.includes(fragment) : fragment.test(name));
+  const entry = Object.entries<any>(config.data.external).find(([name]) => matches(name));
   if (!entry) throw new Error(`no data.external matching ${fragment}`);
   return entry[1];
 }
@@ -81,7 +85,7 @@ describe("synthesized scripts against the emulator", () => {
   test("flavors: the cheapest in-stock on-demand H100 x1 of the region", async () => {
     const { dir, config } = synthesize({ tokenName: "ci-flavors" });
     // The example's Flavors has a literal query: the stack's one read answers it.
-    const read = external(config, "inventory");
+    const read = external(config, PLAN_TIME_READ);
     const key = lookupKey(read, "flavors");
     expect(read.query[`${key}.path`]).toBe("gpu-ci/h100");
     const ran = record(await runExternal(dir, read, env));
@@ -103,16 +107,16 @@ describe("synthesized scripts against the emulator", () => {
     expect(Object.values(ran.result!).every((v) => typeof v === "string")).toBe(true);
   });
 
-  test("token lifecycle: inventory, create, no-op rerun, rename through a hand-off of the same run, adopt", async () => {
+  test("token lifecycle: the stack's read, create, no-op rerun, rename through a hand-off of the same run, adopt", async () => {
     const first = synthesize({ tokenName: "ci-scripts", tokenDescription: "v1" });
     let s = sync(first.config);
     const key = s.triggers.key;
-    // The inventory names the stack's only token by its slot, t0, and gives its key in the query.
-    expect(external(first.config, "inventory").query["t0.key"]).toBe(key);
+    // The stack's read names the stack's only token by its slot, t0, and gives its key in the query.
+    expect(external(first.config, PLAN_TIME_READ).query["t0.key"]).toBe(key);
     const slot = "t0";
     const field = (result: Record<string, string> | undefined, name: string) => result?.[`${slot}.${name}`];
 
-    let observed = record(await runExternal(first.dir, external(first.config, "inventory"), env));
+    let observed = record(await runExternal(first.dir, external(first.config, PLAN_TIME_READ), env));
     expect(field(observed.result, "in_sync")).toBe("false");
     expect(field(observed.result, "reason")).toBe('no API token is named "ci-scripts"');
     expect(field(observed.result, "id")).toBe("");
@@ -125,7 +129,7 @@ describe("synthesized scripts against the emulator", () => {
     const created = emulator.tokens().find((t) => t.name === "ci-scripts")!;
     expect(created.description).toBe("v1");
 
-    observed = record(await runExternal(first.dir, external(first.config, "inventory"), env));
+    observed = record(await runExternal(first.dir, external(first.config, PLAN_TIME_READ), env));
     expect(observed.result).toMatchObject({
       [`${slot}.in_sync`]: "true",
       [`${slot}.id`]: created.id,
@@ -133,7 +137,7 @@ describe("synthesized scripts against the emulator", () => {
       [`${slot}.description`]: "v1",
     });
     // Only the managed token's fields and the lookup's answer: nothing about other tokens of the account.
-    const stackRead = external(first.config, "inventory");
+    const stackRead = external(first.config, PLAN_TIME_READ);
     const lookups = [lookupKey(stackRead, "flavors"), lookupKey(stackRead, "flavor-preference")];
     const ofLookup = (k: string) => lookups.some((l) => k.startsWith(`${l}.`));
     expect(Object.keys(observed.result!).filter((k) => !k.startsWith(`${slot}.`) && !ofLookup(k))).toEqual(["run_nonce", "warnings"]);
@@ -186,12 +190,14 @@ describe("synthesized scripts against the emulator", () => {
 
   test("bad credentials fail with a message that names the variables, not their values", async () => {
     const { dir, config } = synthesize({ tokenName: "ci-badcreds" });
-    const wrong = record(await runExternal(dir, external(config, "inventory"), { ...env, GPUCLOUD_PASSWORD: "wrong-password-xyz" }));
+    const wrong = record(await runExternal(dir, external(config, PLAN_TIME_READ), { ...env, GPUCLOUD_PASSWORD: "wrong-password-xyz" }));
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toMatch(/gpucloud: error: stack-read: .*(401|invalid username or password)/i);
     expect(wrong.stderr).not.toContain("wrong-password-xyz");
 
-    const missing = record(await runExternal(dir, external(config, "inventory"), { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url }));
+    const missing = record(
+      await runExternal(dir, external(config, PLAN_TIME_READ), { PATH: SCRIPT_PATH, GPUCLOUD_BASE_URL: emulator.url }),
+    );
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("GPUCLOUD_API_TOKEN");
     expect(missing.stderr).toContain("GPUCLOUD_USERNAME");

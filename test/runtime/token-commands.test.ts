@@ -12,7 +12,7 @@ import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { startEmulator, type RunningEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
 import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
-import { apiDigest } from "../../src/runtime/account-identity";
+import { accountDigest } from "../../src/runtime/account-identity";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
 import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/handoff-takeover";
@@ -146,6 +146,7 @@ describe("token provisioner commands", () => {
       id: old.id,
       name: "claimed-a",
       runId: "1@1",
+      api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt: new Date().toISOString(),
       claimedBy: "1@1",
     };
@@ -170,6 +171,7 @@ describe("token provisioner commands", () => {
       id: old.id,
       name: "stale-claim-a",
       runId: "1@1",
+      api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt,
       claimedBy: "1@1",
       targetName: "stale-claim-b",
@@ -266,7 +268,7 @@ describe("token provisioner commands", () => {
     expect(quiet).not.toContain("WARNING");
   });
 
-  test("inventory: only the managed tokens; a missing one is an observation, at plan time and after the writes", async () => {
+  test("the stack's read: only the managed tokens; a missing one is an observation, at plan time and after the writes", async () => {
     const kept = emulator.addToken({ name: "inv-kept", description: "x" });
     const ctx: RuntimeContext = {
       cwd: folder(),
@@ -519,7 +521,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       workspace: "default",
       id: stray.id,
       name: "wanted-name",
-      api: apiDigest(emulator.url),
+      api: accountDigest("GPUCLOUD_", emulator.url),
       pending: true,
       at: new Date().toISOString(),
     });
@@ -568,7 +570,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       id: old.id,
       name: "retired-a",
       runId,
-      api: apiDigest(emulator.url),
+      api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt: new Date().toISOString(),
       retired: true,
     });
@@ -612,7 +614,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       id: old.id,
       name: "norun-a",
       runId: "",
-      api: apiDigest(emulator.url),
+      api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt: new Date().toISOString(),
     });
     const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "norun-b", GPUCLOUD_TOKEN_RUN: "" } });

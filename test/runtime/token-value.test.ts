@@ -1,5 +1,5 @@
 /**
- * valueInState: false in the inventory, and `token-value`, the command behind ApiToken.ephemeralToken,
+ * valueInState: false in the stack's read, and `token-value`, the command behind ApiToken.ephemeralToken,
  * in-process against the emulator and as the bundled script (stdin JSON in, one JSON object out).
  */
 import { spawn } from "node:child_process";
@@ -37,7 +37,7 @@ describe("valueInState: false and token-value", () => {
     out: createOutput((t) => lines.push(t), new Redactor([USER.password])),
   });
 
-  test("the inventory leaves the value out of a token with value_in_state=false, and only of that one", async () => {
+  test("the stack's read leaves the value out of a token with value_in_state=false, and only of that one", async () => {
     const kept = emulator.addToken({ name: "value-kept" });
     const hidden = emulator.addToken({ name: "value-hidden" });
     const result = await stackRead(context([]), { "a.name": "value-kept", "b.name": "value-hidden", "b.value_in_state": "false" });

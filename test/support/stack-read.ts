@@ -39,4 +39,4 @@ export function onlyLookup(json: any): SynthesizedLookup {
 }
 
 /** The Terraform text of a lookup's result field read from the stack's read, as a pattern. */
-export const SHARED_FIELD = (field: string): string => `local\\.gpucloud-token-inventory_lookup-results_[0-9A-F]+\\["\\w+\\.${field}"\\]`;
+export const SHARED_FIELD = (field: string): string => `local\\.gpucloud-stack-read_lookup-results_[0-9A-F]+\\["\\w+\\.${field}"\\]`;

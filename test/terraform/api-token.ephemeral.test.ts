@@ -180,7 +180,7 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
       // Steady: nothing to change, and the ephemeral resource was opened at plan time.
       expect(planned.stdout).toMatch(/No changes\./);
       expect(planned.stdout.match(/ephemeral\.local_command\.\S+: Opening\.\.\./g)).toHaveLength(1);
-      // One list walk for the inventory, one for both tokens' values (the list fits one page).
+      // One list walk for the stack's read, one for both tokens' values (the list fits one page).
       expect(reads() - before).toBe(2);
       const shownPlan = await s.run("show", ["-json", planFile]);
       const shown = await s.run("show");

@@ -326,7 +326,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     ]);
     // The second group's read waits for t27's write; the first group's has no instance.
     expect(Object.keys(actions).filter((address) => address.includes("after-write"))).toEqual([
-      expect.stringMatching(/^data\.external\.gpucloud-token-inventory_after-write-2_[0-9A-F]+\[0\]$/),
+      expect.stringMatching(/^data\.external\.gpucloud-stack-read_after-write-2_[0-9A-F]+\[0\]$/),
     ]);
     await tf.apply({ check: true });
     expect(named("grp-27b")).toEqual([expect.objectContaining({ id: id27 })]);

@@ -5,7 +5,7 @@
  * keep tokenId and token known, an ordinary plan and apply print no false warning, an update
  * whose token vanished after the plan fails its apply, and removing ApiTokens warns, naming them.
  * Also: a lookup matching nothing does not stop a `-target` plan of a token, the read's errors name
- * every construct they concern, and the app's required_version is kept.
+ * every construct they concern.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -88,7 +88,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "terraform_data.a-uses": ["create"],
       "terraform_data.b-uses": ["create"],
       "terraform_data.gpucloud_token_roster[0]": ["create"],
-      "data.external.gpucloud-token-inventory_after-write[0]": ["read"],
+      "data.external.gpucloud-stack-read_after-write[0]": ["read"],
     });
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
     expect(withoutNodeLineWarning(applied.stdout)).not.toContain("WARNING");
@@ -143,7 +143,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "null_resource.a_sync": ["delete", "create"],
       "terraform_data.a-uses": ["update"],
       "terraform_data.gpucloud_token_roster[0]": ["update"],
-      "data.external.gpucloud-token-inventory_after-write[0]": ["read"],
+      "data.external.gpucloud-stack-read_after-write[0]": ["read"],
     });
     await tf.apply({ check: true, planFile: again.planFile });
     const [created] = byName("review-a2");
@@ -212,24 +212,6 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect(targeted.stderr).not.toContain("Error");
     expect(targeted.exitCode).toBe(0);
     expect(changes(targeted.plan)).toMatchObject({ "null_resource.t_sync": ["create"] });
-  });
-
-  test("the app's own required_version is kept beside the library's minimum: Terraform checks both", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "gpucloud-plan-review-version-"));
-    try {
-      const app = new App({ outdir: dir });
-      const stack = new TerraformStack(app, "s");
-      stack.addOverride("terraform.required_version", "< 1.0");
-      new ApiToken(stack, "t", { name: "review-version" });
-      app.synth();
-      const init = await new TerraformRunner(path.join(dir, "stacks", "s"), { doubles, env: credentialsEnv(emulator, USER) }).init();
-      expect(init.exitCode).not.toBe(0);
-      const message = oneLine(init.stderr);
-      expect(message).toContain("Unsupported Terraform Core version");
-      expect(message).toContain('"required_version": "< 1.0, >= 1.5.0"');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   test("an account's error names every construct of the stack's read, the ApiTokens included", async () => {

@@ -104,7 +104,7 @@ function rawElements(stack: TerraformStack, n: number): void {
   new ExternalProvider(stack, "external");
   const query: Record<string, string> = {};
   for (let i = 0; i < n; i++) query[`k${i}.name`] = `raw-${i}`;
-  const stackRead = new DataExternal(stack, "inventory", { program: ["node", "./script.js", "stack-read"], query });
+  const stackRead = new DataExternal(stack, "stack-read", { program: ["node", "./script.js", "stack-read"], query });
   const syncs: Resource[] = [];
   for (let i = 0; i < n; i++) {
     const inSync = `\${${stackRead.fqn}.result["k${i}.in_sync"] == "true"}`;

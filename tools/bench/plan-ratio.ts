@@ -66,10 +66,10 @@ function libraryStack(outdir: string, n: number): string {
 function floorStack(dir: string, n: number): string {
   const program = ["node", "-e", `process.stdout.write(JSON.stringify({ id: "x", value: "y" }))`];
   const data: Record<string, unknown> = {};
-  data.inventory = { program, query: { name: "inventory" } };
+  data.stack_read = { program, query: { name: "stack-read" } };
   const resources: Record<string, unknown> = {};
   const outputs: Record<string, unknown> = {};
-  for (const name of ["h100", "a100", "preferred"]) outputs[`${name}_id`] = { value: `\${data.external.inventory.result["id"]}` };
+  for (const name of ["h100", "a100", "preferred"]) outputs[`${name}_id`] = { value: `\${data.external.stack_read.result["id"]}` };
   for (let i = 0; i < n; i++) {
     resources[`t${i}`] = { triggers: { name: `floor-${i}` } };
     outputs[`t${i}_id`] = { value: `\${null_resource.t${i}.id}` };

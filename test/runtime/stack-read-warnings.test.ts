@@ -1,15 +1,16 @@
 /**
- * The plan-time inventory, run as Terraform runs it (the bundled script, a folder with this
+ * The plan-time read, run as Terraform runs it (the bundled script, a folder with this
  * folder's applied records): its warnings for duplicates and a switch of id, and what it costs.
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmulator } from "../../src/emulator";
+import { accountDigest } from "../../src/runtime/account-identity";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
-const USER = { username: "inventory-bot", password: "inventory-pw-77e1" };
+const USER = { username: "read-bot", password: "read-pw-77e1" };
 
 test("duplicates and a switch of id are in the result's warnings; reading the records loads no node:crypto", async () => {
   const emulator = await startEmulator({ users: [USER] });
@@ -17,13 +18,13 @@ test("duplicates and a switch of id are in the result's warnings; reading the re
     const first = emulator.addToken({ name: "inv-dup", createdAt: 100 });
     const second = emulator.addToken({ name: "inv-dup", createdAt: 200 });
     const moved = emulator.addToken({ name: "inv-moved", createdAt: 100 });
-    const cwd = mkdtempSync(path.join(tmpdir(), "inventory-warnings-"));
+    const cwd = mkdtempSync(path.join(tmpdir(), "stack-read-warnings-"));
     mkdirSync(path.join(cwd, ".gpucloud-handoff"));
     // This folder last applied the newer of the two "inv-dup" (kept), and a token for "inv-moved" that is gone.
     const record = (key: string, id: string, name: string, workspace = "default") =>
       writeFileSync(
         path.join(cwd, ".gpucloud-handoff", `${key}.${workspace}.applied.json`),
-        JSON.stringify({ key, workspace, id, name, at: new Date().toISOString() }),
+        JSON.stringify({ key, workspace, id, name, api: accountDigest("GPUCLOUD_", emulator.url), at: new Date().toISOString() }),
       );
     record("k1", second.id, "inv-dup");
     record("k2", "tok_gone", "inv-moved");
@@ -68,11 +69,19 @@ test("a pending record (a write whose apply failed) picks the token among duplic
   try {
     emulator.addToken({ name: "inv-pending", createdAt: 100 });
     const written = emulator.addToken({ name: "inv-pending", createdAt: 200 });
-    const cwd = mkdtempSync(path.join(tmpdir(), "inventory-warnings-"));
+    const cwd = mkdtempSync(path.join(tmpdir(), "stack-read-warnings-"));
     mkdirSync(path.join(cwd, ".gpucloud-handoff"));
     writeFileSync(
       path.join(cwd, ".gpucloud-handoff", "k1.default.applied.json"),
-      JSON.stringify({ key: "k1", workspace: "default", id: written.id, name: "inv-pending", pending: true, at: new Date().toISOString() }),
+      JSON.stringify({
+        key: "k1",
+        workspace: "default",
+        id: written.id,
+        name: "inv-pending",
+        api: accountDigest("GPUCLOUD_", emulator.url),
+        pending: true,
+        at: new Date().toISOString(),
+      }),
     );
     const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {
       cwd,
