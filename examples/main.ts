@@ -12,8 +12,8 @@
  * are never part of this program or of the synthesized cdk.tf.json.
  */
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
-import type { Construct } from "constructs";
 import { ApiToken, FlavorPreference, Flavors } from "cdktf-gpucloud";
+import type { Construct } from "constructs";
 
 export interface GpuCiStackProps {
   /** Region to run GPU jobs in. */

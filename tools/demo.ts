@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { startEmulator } from "cdktf-gpucloud/emulator";
 
 const ROOT = path.resolve(__dirname, "..", "..");

@@ -1,4 +1,4 @@
-import { TerraformProvider, stringToTerraform, type TerraformMetaArguments, type TerraformProviderGeneratorMetadata } from "cdktf";
+import { stringToTerraform, type TerraformMetaArguments, TerraformProvider, type TerraformProviderGeneratorMetadata } from "cdktf";
 import type { Construct } from "constructs";
 
 /** The provider releases the prebuilt cdktf packages are generated from (see README.md). */

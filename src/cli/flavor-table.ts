@@ -1,4 +1,4 @@
-import { formatPrice, type Flavor } from "../client";
+import { type Flavor, formatPrice } from "../client";
 
 const HEADERS = ["REGION", "NAME", "ID", "GPU", "CPU", "RAM", "DISK", "PRICE/H", "STOCK"] as const;
 

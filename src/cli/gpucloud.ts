@@ -4,15 +4,16 @@
  * credential variables as the scripts Terraform runs, and selects and sorts with the same code
  * as `Flavors`, so what it lists is what a `Flavors` with the same filter would find.
  */
-import { errorMessage } from "../shared/error-message";
 import { parseArgs } from "node:util";
-import { describeFilter, describeOffer, selectFlavors, type FlavorFilter } from "../client";
+
+import { describeFilter, describeOffer, type FlavorFilter, selectFlavors } from "../client";
+import { CredentialEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { ConfigError, envPrefixOf, secretValues } from "../shared/config";
-import { withClient, type RuntimeContext } from "../shared/context";
+import { type RuntimeContext, withClient } from "../shared/context";
+import { errorMessage } from "../shared/error-message";
 import { fetchCatalog } from "../shared/flavor-catalog";
 import { normalizeFlavor } from "../shared/flavor-query";
 import { createOutput, Redactor } from "../shared/output";
-import { CredentialEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { flavorTable } from "./flavor-table";
 
 const HELP = `Usage: gpucloud flavors [options]

@@ -29,8 +29,8 @@
  * appears is the one this create made (the newest, if several).
  */
 import { GpuCloudError } from "./errors";
-import type { ApiToken } from "./schemas";
 import { formatSeconds, reasonOf } from "./retry";
+import type { ApiToken } from "./schemas";
 
 export const DEFAULT_CREATE_SETTLE_WINDOW_MS = 20_000;
 export const DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS = 3_000;

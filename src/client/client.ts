@@ -17,26 +17,24 @@ import {
   DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS,
   DEFAULT_CREATE_SETTLE_WINDOW_MS,
 } from "./ambiguous-create";
-import { resolveCredentials } from "./credentials";
 import type { Credentials, ResolvedCredentials } from "./credentials";
+import { resolveCredentials } from "./credentials";
 import { GpuCloudError } from "./errors";
-import { CREATE_TOKEN, LIST_TOKENS, createTokenCall, listFlavorsCall, listTokensCall, newestNamed, updateTokenCall } from "./operations";
+import type { OpenHttpSender } from "./http-sender";
 import type { TokenInput } from "./operations";
-import { ListingPlan, walkAllTokens } from "./pagination";
+import { CREATE_TOKEN, createTokenCall, LIST_TOKENS, listFlavorsCall, listTokensCall, newestNamed, updateTokenCall } from "./operations";
 import type { ListAllTokensOptions, ListTokensParams, TokensSinceMark, TokensSinceOptions, WalkEnvironment } from "./pagination";
-import { walkTokensSince } from "./tokens-since";
+import { ListingPlan, walkAllTokens } from "./pagination";
 import { Redactor } from "./redact";
-import { MAX_TIMER_MS, MIN_ATTEMPT_MS, backoffDelayMs, resolveRetryPolicy, retryUntilDeadline } from "./retry";
 import type { ResolvedRetryPolicy, RetryEnvironment, RetryPolicy } from "./retry";
+import { backoffDelayMs, MAX_TIMER_MS, MIN_ATTEMPT_MS, resolveRetryPolicy, retryUntilDeadline } from "./retry";
 import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
 import { LOGIN_OPERATION, SessionManager, type SessionStore } from "./session";
-import type { OpenHttpSender } from "./http-sender";
-import { HttpTransport } from "./transport";
+import { walkTokensSince } from "./tokens-since";
 import type { HttpCall } from "./transport";
+import { HttpTransport } from "./transport";
 
-export { MAX_TOKEN_NAME_LENGTH } from "./operations";
-export type { TokenInput } from "./operations";
-export { DEFAULT_CREATE_SETTLE_WINDOW_MS, DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS } from "./ambiguous-create";
+export { DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS, DEFAULT_CREATE_SETTLE_WINDOW_MS, MAX_TOKEN_NAME_LENGTH, type TokenInput };
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;

@@ -9,8 +9,9 @@
  */
 import * as http from "node:http";
 import type * as https from "node:https";
-import { codedError, CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
+
 import type { HttpRequest, HttpResponse, HttpSender, HttpSenderSettings } from "./http-sender";
+import { codedError, CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
 
 export function openNodeHttpSender(settings: HttpSenderSettings): HttpSender {
   // Kept-alive connections, at most `connections` of them per host: with 1, a request waits for

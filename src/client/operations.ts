@@ -2,11 +2,11 @@
  * The API's operations as requests (spec §4): what each sends, how its answer is decoded, and
  * the checks made before anything is sent. How they are retried is decided by the façade.
  */
-import { GpuCloudError } from "./errors";
-import { decodeFlavors, decodeToken, decodeTokenList } from "./schemas";
-import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
-import type { HttpCall } from "./transport";
 import { foldTokenName, MAX_TOKEN_NAME_LENGTH } from "../protocol/token-name";
+import { GpuCloudError } from "./errors";
+import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
+import { decodeFlavors, decodeToken, decodeTokenList } from "./schemas";
+import type { HttpCall } from "./transport";
 
 export { foldTokenName, MAX_TOKEN_NAME_LENGTH };
 

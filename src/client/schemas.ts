@@ -24,8 +24,8 @@
  *
  * This is the only file that imports zod; the rest of the client uses the `decode*` functions.
  */
-import * as z from "zod/mini";
 import { en } from "zod/locales";
+import * as z from "zod/mini";
 
 /**
  * English issue messages (`expected number, received string`), which the messages of this

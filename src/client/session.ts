@@ -8,12 +8,12 @@
  *   rejected logs in again and is sent once more (a rejected request was not processed, so
  *   this is safe for a create too).
  */
-import { jwtTimes } from "./credentials";
 import type { ResolvedCredentials } from "./credentials";
+import { jwtTimes } from "./credentials";
 import { GpuCloudError } from "./errors";
 import type { Redactor } from "./redact";
-import { decodeLogin } from "./schemas";
 import type { LoginData } from "./schemas";
+import { decodeLogin } from "./schemas";
 import type { HttpCall, HttpTransport } from "./transport";
 
 /** Access token lifetime per spec §5, assumed when the token's `exp` can't be read. */

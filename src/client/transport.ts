@@ -8,14 +8,14 @@
  * 5xx, timeout), which is what makes a create ambiguous. The spec shows no HTTP status codes,
  * so an error may also come as HTTP 200 with `status: false`; its message then decides.
  */
-import { GpuCloudError } from "./errors";
 import type { GpuCloudErrorKind } from "./errors";
-import { CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
+import { GpuCloudError } from "./errors";
 import type { HttpSender, OpenHttpSender } from "./http-sender";
-import { Redactor, snippet } from "./redact";
-import { DEADLINE_CODE, MIN_ATTEMPT_MS, formatSeconds, parseRetryAfterMs } from "./retry";
-import { decodeEnvelope } from "./schemas";
+import { CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
+import { type Redactor, snippet } from "./redact";
+import { DEADLINE_CODE, formatSeconds, MIN_ATTEMPT_MS, parseRetryAfterMs } from "./retry";
 import type { Decoder } from "./schemas";
+import { decodeEnvelope } from "./schemas";
 
 export type Method = "GET" | "POST" | "PUT";
 

@@ -3,6 +3,7 @@
  * undici (the script Terraform runs uses ./node-http-sender.ts and carries none of it).
  */
 import { Agent, request } from "undici";
+
 import type { HttpRequest, HttpResponse, HttpSender, HttpSenderSettings } from "./http-sender";
 
 export function openUndiciSender(settings: HttpSenderSettings): HttpSender {

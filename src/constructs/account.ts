@@ -1,5 +1,6 @@
 import { Construct } from "constructs";
-import { DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, RESERVED_ENV_PREFIXES, accountEnv } from "../protocol";
+
+import { accountEnv, DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, RESERVED_ENV_PREFIXES } from "../protocol";
 import { checkBaseUrl, isKnown, propError } from "./validation";
 
 export interface GpuCloudAccountProps {

@@ -1,12 +1,13 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { Fn, TerraformStack, Token, ref, type IResolvable } from "cdktf";
+import { Fn, type IResolvable, ref, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
-import { IN_SYNC, StackReadResultField, PLANNED_ID_ENV, RuntimeCommand, TokenEnv, TokenTrigger } from "../protocol";
-import { resolveAccount, type GpuCloudAccount } from "./account";
+
+import { IN_SYNC, PLANNED_ID_ENV, RuntimeCommand, StackReadResultField, TokenEnv, TokenTrigger } from "../protocol";
+import { type GpuCloudAccount, resolveAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
-import { terraformLiteral } from "./terraform-literal";
 import { RUN_ID, StackRead } from "./stack-read";
+import { terraformLiteral } from "./terraform-literal";
 import { TokenRoster } from "./token-roster";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 

@@ -1,4 +1,5 @@
 import type { Construct } from "constructs";
+
 import { DEFAULT_ENV_PREFIX, foldTokenName, type StackReadToken } from "../protocol";
 import { isKnown, propError } from "./validation";
 

@@ -1,6 +1,7 @@
 import * as cdk from "cdktf";
-import { TerraformStack, type TerraformElement } from "cdktf";
+import { type TerraformElement, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
+
 import { LOCAL_PROVIDER } from "./local-provider";
 import { ensureLocalProvider } from "./providers";
 import { requireTerraformVersion } from "./terraform-version";

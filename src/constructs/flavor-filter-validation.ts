@@ -1,5 +1,6 @@
 import { Token } from "cdktf";
 import type { Construct } from "constructs";
+
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { isKnown, propError } from "./validation";
 

@@ -1,15 +1,16 @@
-import { Fn, Token, type IResolvable } from "cdktf";
+import { Fn, type IResolvable, Token } from "cdktf";
 import { Construct } from "constructs";
+
 import { flavorChoicePrefix, LookupKind } from "../protocol";
+import { type GpuCloudAccount, resolveAccount } from "./account";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery } from "./flavor-query";
-import { resolveAccount, type GpuCloudAccount } from "./account";
-import { ensureExternalProvider } from "./providers";
-import { TokenRoster } from "./token-roster";
 import { lookupField } from "./lookup-read";
-import { checkBaseUrl, isKnown, propError } from "./validation";
+import { ensureExternalProvider } from "./providers";
 import { terraformLiteral } from "./terraform-literal";
+import { TokenRoster } from "./token-roster";
+import { checkBaseUrl, isKnown, propError } from "./validation";
 
 export interface FlavorPreferenceProps {
   /**

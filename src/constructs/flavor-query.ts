@@ -1,4 +1,5 @@
-import { Fn, Token, type IResolvable } from "cdktf";
+import { Fn, type IResolvable, Token } from "cdktf";
+
 import type { FlavorFilterQuery } from "../protocol";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { terraformLiteral } from "./terraform-literal";

@@ -1,15 +1,16 @@
-import { Fn, Op, Token, type IResolvable } from "cdktf";
+import { Fn, type IResolvable, Op, Token } from "cdktf";
 import { Construct } from "constructs";
+
 import { LookupKind } from "../protocol";
+import { type GpuCloudAccount, resolveAccount } from "./account";
 import type { FlavorFilterProps } from "./flavor-filter-props";
 import { checkBoolean, validateFlavorFilter } from "./flavor-filter-validation";
 import { filterQuery, scalarText } from "./flavor-query";
-import { resolveAccount, type GpuCloudAccount } from "./account";
-import { ensureExternalProvider } from "./providers";
-import { TokenRoster } from "./token-roster";
 import { lookupField } from "./lookup-read";
-import { checkBaseUrl } from "./validation";
+import { ensureExternalProvider } from "./providers";
 import { terraformLiteral } from "./terraform-literal";
+import { TokenRoster } from "./token-roster";
+import { checkBaseUrl } from "./validation";
 
 export interface FlavorsProps extends FlavorFilterProps {
   /**

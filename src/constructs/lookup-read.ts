@@ -1,7 +1,8 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
-import { TerraformStack, Token, ref } from "cdktf";
+import { ref, TerraformStack, Token } from "cdktf";
 import type { Construct } from "constructs";
-import { stackReadKey, type LookupKindName } from "../protocol";
+
+import { type LookupKindName, stackReadKey } from "../protocol";
 import { externalProgram } from "./runtime-script";
 import { StackRead } from "./stack-read";
 import { isKnown } from "./validation";

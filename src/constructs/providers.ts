@@ -1,7 +1,8 @@
 import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
-import { Aspects, TerraformProvider, TerraformStack, type IAspect } from "cdktf";
+import { Aspects, type IAspect, TerraformProvider, TerraformStack } from "cdktf";
 import type { IConstruct } from "constructs";
+
 import { LocalProvider } from "./local-provider";
 
 type ProviderType = "null" | "external" | "local";

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
+
 import { AssetType, TerraformAsset, TerraformStack } from "cdktf";
 import type { Construct } from "constructs";
+
 import type { RuntimeCommandName } from "../protocol";
 
 /**

@@ -1,7 +1,11 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
-import { Aspects, Lazy, TerraformLocal, TerraformStack, Token, type TerraformResource } from "cdktf";
+import { Aspects, Lazy, TerraformLocal, type TerraformResource, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
+
 import {
+  type LookupKindName,
+  RetireHandoffs,
+  RuntimeCommand,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
@@ -10,20 +14,17 @@ import {
   STACK_READ_VALUE_SLOTS,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
-  RetireHandoffs,
+  stackReadKey,
   StackReadQueryField,
   StackReadResultField,
-  RuntimeCommand,
-  type LookupKindName,
   type StackReadToken,
-  TokenValueField,
   TOKEN_VALUE_RUN,
   TOKEN_VALUE_WORKSPACE,
-  stackReadKey,
+  TokenValueField,
 } from "../protocol";
+import { claimTokenNames } from "./app-name-claims";
 import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
-import { claimTokenNames } from "./app-name-claims";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
 import { isKnown } from "./validation";

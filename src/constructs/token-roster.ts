@@ -1,6 +1,7 @@
 import { DataResource, Lazy, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
-import { RosterEnv, RuntimeCommand, type RosterNow } from "../protocol";
+
+import { RosterEnv, type RosterNow, RuntimeCommand } from "../protocol";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown } from "./validation";

@@ -1,6 +1,7 @@
 import { Annotations, Token } from "cdktf";
-import { isCdktfToken } from "./terraform-literal";
 import type { Construct } from "constructs";
+
+import { isCdktfToken } from "./terraform-literal";
 
 /** An error in a construct's props, raised at synth time and naming the construct's path. */
 export function propError(scope: Construct, kind: string, message: string): Error {

@@ -3,17 +3,18 @@
  * sessions, rate limits, faults and stats), independent of the socket plumbing in server.ts.
  */
 import type * as http from "node:http";
+
 import { JwtSigner } from "./crypto";
 import { FaultState } from "./faults";
-import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
 import type { Body, Reply, Route, RouteMatch } from "./http";
+import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
 import { RateLimiter } from "./rate-limit";
 import { defaultFlavors } from "./seed";
 import { Sessions } from "./sessions";
-import { SORT_FIELDS, TokenStore, writeView } from "./token-store";
 import type { SortField, StoredToken } from "./token-store";
-import { STORE_NAMES } from "./types";
+import { SORT_FIELDS, TokenStore, writeView } from "./token-store";
 import type { EmulatorOptions, EmulatorStats, EmulatorUser, FlavorRegionGroup, StoreNames } from "./types";
+import { STORE_NAMES } from "./types";
 import { checkDescription, checkName, checkPositiveInt, intParam } from "./validation";
 
 const DEFAULT_USERS: readonly EmulatorUser[] = [{ username: "demo", password: "demo-password", email: "demo@example.test" }];

@@ -5,7 +5,7 @@
  * authentication.
  */
 import { startEmulator } from "./server";
-import { STORE_NAMES, type EmulatorOptions, type EmulatorUser, type RunningEmulator, type StoreNames } from "./types";
+import { type EmulatorOptions, type EmulatorUser, type RunningEmulator, STORE_NAMES, type StoreNames } from "./types";
 
 export const USAGE = `Usage: gpucloud-emulator [options]
 

@@ -3,9 +3,9 @@
  * keep the emulator on loopback); faults and stats never apply to it.
  */
 import type { Emulator } from "./api";
-import { FaultState, faultsError } from "./faults";
-import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
+import { faultsError, FaultState } from "./faults";
 import type { Body, Reply, Route } from "./http";
+import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
 import type { EmulatorFaults } from "./types";
 
 const CONTROL_ROUTES: readonly Route[] = [

@@ -61,11 +61,12 @@
 import * as http from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+
 import { Emulator } from "./api";
 import { control } from "./control";
 import { FaultState } from "./faults";
-import { envelope, readBody } from "./http";
 import type { Outcome, Reply } from "./http";
+import { envelope, readBody } from "./http";
 import type { EmulatorFaults, EmulatorOptions, RunningEmulator } from "./types";
 
 /** Query parameters whose values may appear in the request log. */

@@ -3,8 +3,9 @@
  * (that pair, or an API token) is checked and says which account the request acts on.
  */
 import type * as http from "node:http";
-import { md5Hex, randomHex, safeEqual } from "./crypto";
+
 import type { JwtSigner } from "./crypto";
+import { md5Hex, randomHex, safeEqual } from "./crypto";
 import { unauthorized } from "./http";
 import type { TokenStore } from "./token-store";
 import type { EmulatorUser } from "./types";

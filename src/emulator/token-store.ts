@@ -2,8 +2,8 @@
  * The API tokens of every account, in memory: their creation (an opaque id and a signed value),
  * update, listing and the test hooks' view of them. Callers validate request fields first.
  */
-import { randomHex } from "./crypto";
 import type { JwtSigner } from "./crypto";
+import { randomHex } from "./crypto";
 import { HttpError } from "./http";
 import type { AddTokenInput, AddTokensInput, EmulatorTokenRecord } from "./types";
 import { checkDescription, checkName } from "./validation";

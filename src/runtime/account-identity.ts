@@ -1,5 +1,5 @@
 import type { Credentials } from "../client/credentials";
-import { DEFAULT_ENV_PREFIX, accountEnv } from "../protocol";
+import { accountEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { loadConfig } from "../shared/config";
 import { sha256Hex } from "./sha256";
 

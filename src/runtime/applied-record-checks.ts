@@ -1,7 +1,8 @@
 import path from "node:path";
+
 import { accountEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { accountDigestIn, accountRefIn } from "./account-identity";
-import { appliedRecordPath, type AppliedRecord } from "./handoff";
+import { type AppliedRecord, appliedRecordPath } from "./handoff";
 import type { TokenView } from "./token-names";
 
 /*

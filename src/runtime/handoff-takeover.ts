@@ -1,5 +1,5 @@
 import type { RuntimeContext } from "../shared/context";
-import { readHandoff, removeHandoff, writeHandoff, type Handoff } from "./handoff";
+import { type Handoff, readHandoff, removeHandoff, writeHandoff } from "./handoff";
 import { accountDigestOf, accountLabel, constructLabel, type TokenScope } from "./token-scope";
 
 /**

@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+
+import { HANDOFF_DIR } from "../protocol";
 import { errorMessage } from "../shared/error-message";
 import { readIfReadable, writePrivateFile } from "./private-file";
-import { HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**

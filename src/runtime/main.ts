@@ -6,21 +6,21 @@
  *
  * See src/protocol (commands.ts) for the commands and how Terraform calls each of them.
  */
+import { type FlavorPreferenceQuery, RuntimeCommand } from "../protocol";
 import { runBudgetMsOrDefault, secretValues } from "../shared/config";
 import type { RuntimeContext } from "../shared/context";
+import { errorMessage } from "../shared/error-message";
+import { createOutput, type Output, Redactor } from "../shared/output";
+import { credentialIdentity } from "./account-identity";
 import { findFlavors } from "./flavor-command";
-import { createOutput, Redactor, type Output } from "../shared/output";
-import { FdWriter, readQuery } from "./process-io";
+import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
 import { untestedNodeLineWarning } from "./node-line";
 import { preferFlavor } from "./preference-command";
-import { credentialIdentity } from "./account-identity";
-import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
-import { RuntimeCommand, type FlavorPreferenceQuery } from "../protocol";
+import { FdWriter, readQuery } from "./process-io";
 import { runSessionStore } from "./run-session";
-import { errorMessage } from "../shared/error-message";
+import { stackRead } from "./stack-read";
 import { applyToken } from "./token-apply";
 import { releaseToken } from "./token-release";
-import { stackRead } from "./stack-read";
 import { releaseRoster } from "./token-roster";
 import { tokenValues } from "./token-value";
 

@@ -1,11 +1,11 @@
-import { closeSync, linkSync, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync, type Stats } from "node:fs";
+import { closeSync, linkSync, mkdirSync, openSync, rmSync, type Stats, statSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { foldTokenName } from "../protocol";
+
+import { DEFAULT_ENV_PREFIX, foldTokenName, HANDOFF_DIR } from "../protocol";
 import { runBudgetMsOrDefault } from "../shared/config";
 import { accountDigest } from "./account-identity";
 import { readIfReadable } from "./private-file";
-import { DEFAULT_ENV_PREFIX, HANDOFF_DIR } from "../protocol";
 import { sha256Hex } from "./sha256";
 
 /**

@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { errorMessage } from "../shared/error-message";
 import { normalizeApiUrl } from "./account-identity";
 import { sha256Hex } from "./sha256";

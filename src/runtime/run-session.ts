@@ -3,7 +3,7 @@ import type { Session, SessionStore } from "../client/session";
 import { errorMessage } from "../shared/error-message";
 import { withFileLock } from "./name-lock";
 import { readIfReadable, writePrivateFile } from "./private-file";
-import { openRunFolder, runFilePath, type RunFileKey } from "./run-folder";
+import { openRunFolder, type RunFileKey, runFilePath } from "./run-folder";
 
 /**
  * One login per account for the scripts of one terraform run: the create halves, the reads after

@@ -1,9 +1,10 @@
-import { errorMessage } from "../shared/error-message";
 import { readFileSync, rmSync } from "node:fs";
+
 import type { ApiClient } from "../client/client";
 import { GpuCloudError } from "../client/errors";
 import type { TokensSinceMark } from "../client/pagination";
 import type { RunRef, RuntimeContext } from "../shared/context";
+import { errorMessage } from "../shared/error-message";
 import type { AccountRef } from "./account-identity";
 import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
 import { writePrivateFile } from "./private-file";

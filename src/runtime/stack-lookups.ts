@@ -1,13 +1,13 @@
-import { errorMessage } from "../shared/error-message";
 import type { FlavorFilter } from "../client/flavor-filter";
 import type { FlavorRegionGroup } from "../client/schemas";
+import { LookupKind, type LookupKindName, stackReadKey, StackReadQueryField } from "../protocol";
 import { ConfigError, envPrefixOf } from "../shared/config";
-import { fetchCatalog, UnknownRegionError, type FlavorSource } from "../shared/flavor-catalog";
+import { errorMessage } from "../shared/error-message";
+import { fetchCatalog, type FlavorSource, UnknownRegionError } from "../shared/flavor-catalog";
 import { filterFromQuery } from "../shared/flavor-query";
 import type { Output } from "../shared/output";
 import { answerFlavors } from "./flavor-command";
 import { answerPreference, choicesFromQuery } from "./preference-command";
-import { StackReadQueryField, LookupKind, stackReadKey, type LookupKindName } from "../protocol";
 
 /** A Flavors or FlavorPreference that the stack's read answers (see StackReadQueryField.LOOKUP). */
 export interface StackLookup {

@@ -1,16 +1,8 @@
-import { errorMessage } from "../shared/error-message";
-import { ConfigError, envPrefixOf } from "../shared/config";
-import { withClient, type RuntimeContext } from "../shared/context";
-import { accountRefIn } from "./account-identity";
-import { accountSwitchError, sharedWithWorkspacesWarning } from "./applied-record-checks";
-import { readAppliedRecords, retireHandoffs, type AppliedRecord } from "./handoff";
-import { takenRunTokens } from "./run-walk";
 import type { ApiClient } from "../client/client";
-import { newRunNonce, sweepRunFolder } from "./run-folder";
 import { GpuCloudError } from "../client/errors";
 import { LOGIN_OPERATION } from "../client/session";
-import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
 import {
+  RetireHandoffs,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
@@ -19,12 +11,20 @@ import {
   STACK_READ_VALUE_SLOTS,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
+  stackReadKey,
   StackReadQueryField,
   StackReadResultField,
-  RetireHandoffs,
-  stackReadKey,
   type StackReadToken,
 } from "../protocol";
+import { ConfigError, envPrefixOf } from "../shared/config";
+import { type RuntimeContext, withClient } from "../shared/context";
+import { errorMessage } from "../shared/error-message";
+import { accountRefIn } from "./account-identity";
+import { accountSwitchError, sharedWithWorkspacesWarning } from "./applied-record-checks";
+import { type AppliedRecord, readAppliedRecords, retireHandoffs } from "./handoff";
+import { newRunNonce, sweepRunFolder } from "./run-folder";
+import { takenRunTokens } from "./run-walk";
+import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
 import {
   allTokens,
   duplicatesWarning,

@@ -1,13 +1,13 @@
+import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
 import type { ApiClient } from "../client/client";
-import { withClient, type RuntimeContext } from "../shared/context";
+import { foldTokenName, PLANNED_ID_ENV, TokenEnv } from "../protocol";
+import { type RuntimeContext, withClient } from "../shared/context";
 import { errorMessage } from "../shared/error-message";
-import { readAppliedRecord, removeHandoff, writeAppliedRecord, type AppliedRecord, type Handoff } from "./handoff";
+import { type AccountRef, accountRefIn } from "./account-identity";
+import { type AppliedRecord, type Handoff, readAppliedRecord, removeHandoff, writeAppliedRecord } from "./handoff";
 import { takeHandoff } from "./handoff-takeover";
 import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
 import { newestSince, recordRunWrite, runTokens } from "./run-walk";
-import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
-import { foldTokenName } from "../protocol";
-import { PLANNED_ID_ENV, TokenEnv } from "../protocol";
 import {
   allTokens,
   duplicatesWarning,
@@ -18,7 +18,6 @@ import {
   tokensNamed,
   type TokenView,
 } from "./token-names";
-import { accountRefIn, type AccountRef } from "./account-identity";
 import {
   accountDigestOf,
   accountLabel,
@@ -26,9 +25,9 @@ import {
   constructLabel,
   handoffRunOf,
   runOf,
+  type TokenScope,
   tokenScope,
   withTriggerEnv,
-  type TokenScope,
 } from "./token-scope";
 
 /**

@@ -1,8 +1,8 @@
+import { TokenEnv } from "../protocol";
 import type { RuntimeContext } from "../shared/context";
 import { errorMessage } from "../shared/error-message";
 import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "./handoff";
-import { TokenEnv } from "../protocol";
-import { accountDigestOf, handoffRunOf, tokenScope, withTriggerEnv, type TokenScope } from "./token-scope";
+import { accountDigestOf, handoffRunOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
 
 /**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it

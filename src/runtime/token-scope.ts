@@ -1,7 +1,7 @@
+import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../protocol";
 import { ConfigError, envPrefixOf } from "../shared/config";
 import type { RunRef, RuntimeContext } from "../shared/context";
 import { accountDigestIn, apiUrlIn } from "./account-identity";
-import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../protocol";
 
 /*
  * What both halves of an ApiToken's provisioner work on, from their environment: the resource's

@@ -1,6 +1,6 @@
-import { ConfigError, envPrefixOf } from "../shared/config";
-import { withClient, type RuntimeContext } from "../shared/context";
 import { TOKEN_VALUE_RUN, TOKEN_VALUE_WORKSPACE, TokenValueField } from "../protocol";
+import { ConfigError, envPrefixOf } from "../shared/config";
+import { type RuntimeContext, withClient } from "../shared/context";
 import { allTokens, groupByAccount } from "./token-names";
 
 /** One wanted token of the `token-value` query. */

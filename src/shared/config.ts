@@ -1,12 +1,12 @@
 import type { Credentials } from "../client";
 import {
+  accountEnv,
   CredentialEnv,
   DEFAULT_ENV_PREFIX,
   ENV_PREFIX_PATTERN,
   RESERVED_ENV_PREFIXES,
   SECRET_ENV_NAME_PATTERN,
   SECRET_ENV_NAMES,
-  accountEnv,
 } from "../protocol";
 
 /** Raised for a configuration the script cannot work with; the message says what to set. */

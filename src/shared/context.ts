@@ -1,6 +1,6 @@
 import { ApiClient } from "../client/client";
-import { openNodeHttpSender } from "../client/node-http-sender";
 import type { Credentials } from "../client/credentials";
+import { openNodeHttpSender } from "../client/node-http-sender";
 import type { SessionStore } from "../client/session";
 import { DEFAULT_ENV_PREFIX } from "../protocol";
 import { loadConfig } from "./config";

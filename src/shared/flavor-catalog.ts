@@ -1,5 +1,5 @@
 import { isGpuCloudError } from "../client/errors";
-import { askedRegions, regionIdsOf, wantedRegions, type FlavorFilter } from "../client/flavor-filter";
+import { askedRegions, type FlavorFilter, regionIdsOf, wantedRegions } from "../client/flavor-filter";
 import type { FlavorRegionGroup } from "../client/schemas";
 
 /** What the catalog is read from: the client's `listFlavors` (one GET /flavors per call). */

@@ -1,6 +1,6 @@
 import type { Flavor, FlavorFilter } from "../client";
-import { ConfigError } from "./config";
 import type { FlavorFilterQuery } from "../protocol";
+import { ConfigError } from "./config";
 
 /** The fields every flavor carries in a result, null where the API left one out. */
 const FLAVOR_FIELDS = [

@@ -5,10 +5,11 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+
 import * as cdktf from "cdktf";
-import * as cdktn from "cdktn";
 import * as cdktfFlavour from "cdktf-gpucloud";
 import * as cdktnFlavour from "cdktf-gpucloud/cdktn";
+import * as cdktn from "cdktn";
 
 const REPO = path.resolve(__dirname, "..", "..");
 

@@ -5,8 +5,9 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import { bundleProgram, runProcess, type Ran } from "../support/processes";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { bundleProgram, type Ran, runProcess } from "../support/processes";
 
 const PASSWORD = "cli-secret-password-77e1";
 const root = path.join(__dirname, "../..");

@@ -1,9 +1,11 @@
-import * as net from "node:net";
 import type * as http from "node:http";
-import { GpuCloudError, listAllTokens, md5Hex } from "../../src/client";
+import * as net from "node:net";
+
 import type { GpuCloudClientOptions } from "../../src/client";
-import { startFakeApi } from "./fake-api";
+import { type GpuCloudError, listAllTokens, md5Hex } from "../../src/client";
 import type { FakeApi } from "./fake-api";
+import { startFakeApi } from "./fake-api";
+import type { Harness, Stub } from "./helpers";
 import {
   caught,
   closeAfterEach,
@@ -19,7 +21,6 @@ import {
   startStub,
   track,
 } from "./helpers";
-import type { Harness, Stub } from "./helpers";
 
 const PASSWORD = "password"; // md5 5f4dcc3b5aa765d61d8327deb882cf99
 

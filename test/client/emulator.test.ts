@@ -2,12 +2,12 @@
  * The client over real loopback HTTP against the emulator: both credential forms, expiry and
  * transparent re-login, every injected fault, and pagination across many tokens.
  */
-import { listAllTokens, md5Hex, selectFlavors, describeOffer } from "../../src/client";
 import type { GpuCloudClientOptions } from "../../src/client";
-import { startEmulator } from "../../src/emulator";
+import { describeOffer, listAllTokens, md5Hex, selectFlavors } from "../../src/client";
 import type { EmulatorOptions, RunningEmulator } from "../../src/emulator";
-import { caught, closeAfterEach, recordingClient, track } from "./helpers";
+import { startEmulator } from "../../src/emulator";
 import type { Harness } from "./helpers";
+import { caught, closeAfterEach, recordingClient, track } from "./helpers";
 
 closeAfterEach();
 

@@ -1,7 +1,8 @@
 /** A tiny, scriptable implementation of the API on top of a stub server, for client tests. */
 import type * as http from "node:http";
-import { fail, jwt, ok, startStub } from "./helpers";
+
 import type { Stub, StubRequest, TokenRecord } from "./helpers";
+import { fail, jwt, ok, startStub } from "./helpers";
 
 export interface FakeApiOptions {
   readonly username?: string;

@@ -3,15 +3,15 @@
  * one page of tokens, parallel runs, a create that commits after a 504, a deletion during a walk,
  * refused sort parameters, errors on HTTP 200, page-size edges and one budget per run.
  */
-import { listAllTokens } from "../../src/client";
 import type { GpuCloudClient, GpuCloudClientOptions } from "../../src/client";
-import { startEmulator } from "../../src/emulator";
+import { listAllTokens } from "../../src/client";
 import type { EmulatorOptions, RunningEmulator } from "../../src/emulator";
-import { withClient } from "../../src/shared/context";
+import { startEmulator } from "../../src/emulator";
 import type { RuntimeContext } from "../../src/shared/context";
+import { withClient } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { caught, closeAfterEach, newClient, recordingClient, track } from "./helpers";
 import type { Harness } from "./helpers";
+import { caught, closeAfterEach, newClient, recordingClient, track } from "./helpers";
 
 closeAfterEach();
 

@@ -1,5 +1,5 @@
-import { describeFilter, describeOffer, gpuMatches, gpuModel, isSpotFlavor, selectFlavors } from "../../src/client";
 import type { Flavor, FlavorRegionGroup } from "../../src/client";
+import { describeFilter, describeOffer, gpuMatches, gpuModel, isSpotFlavor, selectFlavors } from "../../src/client";
 
 function f(p: Partial<Flavor> & { id: string }): Flavor {
   return {

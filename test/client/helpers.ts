@@ -1,7 +1,8 @@
 /** Small node:http stub servers and fixtures for the client tests. */
 import * as http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { GpuCloudClient, GpuCloudError, type GpuCloudClientOptions } from "../../src/client";
+
+import { GpuCloudClient, type GpuCloudClientOptions, GpuCloudError } from "../../src/client";
 import { ApiClient } from "../../src/client/client";
 import type { OpenHttpSender } from "../../src/client/http-sender";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";

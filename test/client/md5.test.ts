@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+
 import { md5Hex } from "../../src/client";
 import { md5HexOfUtf8 } from "../../src/client/md5";
 

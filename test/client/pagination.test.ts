@@ -1,5 +1,5 @@
-import { GpuCloudError, listAllTokens, listTokensSince } from "../../src/client";
 import type { ApiToken, ListTokensParams, TokenList } from "../../src/client";
+import { GpuCloudError, listAllTokens, listTokensSince } from "../../src/client";
 
 function tokens(n: number, prefix = "t"): ApiToken[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -2,8 +2,13 @@
  * The response schemas on their own (src/client/schemas.ts): zod/mini installs no messages by
  * itself, the exported schemas are usable directly, and the documented tolerances hold.
  */
-type SchemasModule = typeof import("../../src/client/schemas");
-type ZodMini = typeof import("zod/mini");
+import type * as zodMini from "zod/mini";
+
+import type * as schemasModule from "../../src/client/schemas";
+
+// Type-only imports: erased from the compiled test, so the modules load only in the registry freshModules makes.
+type SchemasModule = typeof schemasModule;
+type ZodMini = typeof zodMini;
 
 /** The schemas module and zod with a module registry of their own (zod's global config included). */
 function freshModules(before?: (z: ZodMini) => void): { schemas: SchemasModule; z: ZodMini } {

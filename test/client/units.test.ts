@@ -1,4 +1,4 @@
-import { GpuCloudError, Redactor, jwtExpiryMs, md5Hex } from "../../src/client";
+import { GpuCloudError, jwtExpiryMs, md5Hex, Redactor } from "../../src/client";
 import { resolveCredentials } from "../../src/client/credentials";
 import { snippet } from "../../src/client/redact";
 import { backoffDelayMs, DEFAULT_RETRY_POLICY, formatSeconds, parseRetryAfterMs, resolveRetryPolicy } from "../../src/client/retry";

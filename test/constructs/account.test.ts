@@ -1,4 +1,5 @@
 import { App, TerraformStack, Testing } from "cdktf";
+
 import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
 
 function stackJson(stack: TerraformStack): any {

@@ -1,5 +1,6 @@
 import { TerraformProvider, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import type { Construct } from "constructs";
+
 import { ApiToken, GpuCloudAccount } from "../../src";
 
 /** Synthesizes one stack and returns its parsed cdk.tf.json. */

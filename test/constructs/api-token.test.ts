@@ -1,9 +1,11 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { NullProvider } from "@cdktf/provider-null/lib/provider";
+
 import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
+import { NullProvider } from "@cdktf/provider-null/lib/provider";
 import { App, Fn, Op, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
-import { Construct, Node } from "constructs";
+import { type Construct, Node } from "constructs";
+
 import { ApiToken } from "../../src";
 
 /** Synthesizes one stack and returns its parsed cdk.tf.json. */

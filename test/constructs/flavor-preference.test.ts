@@ -1,4 +1,5 @@
 import { TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
+
 import { FlavorPreference, type FlavorPreferenceProps } from "../../src";
 import { onlyLookup, SHARED_FIELD } from "../support/stack-read";
 

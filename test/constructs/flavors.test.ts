@@ -1,4 +1,5 @@
 import { TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
+
 import { Flavors, type FlavorsProps } from "../../src";
 import { onlyLookup, SHARED_FIELD } from "../support/stack-read";
 

@@ -1,5 +1,6 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { TerraformStack, TerraformVariable, Testing } from "cdktf";
+
 import { ApiToken, FlavorPreference, Flavors } from "../../src";
 
 /** The stack's data "external" blocks, by the command each runs, with their queries. */

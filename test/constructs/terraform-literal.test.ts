@@ -1,4 +1,5 @@
 import { Token } from "cdktf";
+
 import { CDKTF_STRING_TOKEN, isCdktfToken, terraformLiteral } from "../../src/constructs/terraform-literal";
 
 describe("terraformLiteral", () => {

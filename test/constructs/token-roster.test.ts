@@ -1,4 +1,5 @@
 import { TerraformStack, TerraformVariable, Testing } from "cdktf";
+
 import { ApiToken, Flavors, GpuCloudAccount } from "../../src";
 
 function synth(build: (stack: TerraformStack) => void): any {

@@ -3,7 +3,7 @@
  * machine, and no link between the README, CONTRIBUTING.md and docs/ points at a file or a heading
  * that is gone (the depth moved to docs/, so a renamed heading would otherwise break silently).
  */
-import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(__dirname, "../..");

@@ -11,8 +11,10 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import ts from "typescript";
-import { typescriptExamples, userDocs, type MarkdownExample } from "../support/markdown-examples";
+
+import { type MarkdownExample, typescriptExamples, userDocs } from "../support/markdown-examples";
 
 const root = path.resolve(__dirname, "../..");
 

@@ -1,8 +1,9 @@
 import { decode, encode, ExtData } from "@msgpack/msgpack";
+
 import {
   conform,
   containsUnknown,
-  CtyType,
+  type CtyType,
   decodeMsgpack,
   encodeMsgpack,
   fromDynamicValue,

@@ -1,12 +1,14 @@
 // The built doubles process spoken to directly over gRPC, as Terraform would (no terraform
 // binary needed, so this also runs where Terraform is missing).
-import * as grpc from "@grpc/grpc-js";
-import { encode, ExtData } from "@msgpack/msgpack";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+
+import * as grpc from "@grpc/grpc-js";
+import { encode, ExtData } from "@msgpack/msgpack";
+
 import { decodeMsgpack, Unknown } from "../../tools/provider-doubles/cty";
 import { loadServices } from "../../tools/provider-doubles/protocol";
-import { ensureProviderDoublesBuilt, makeTempDir, ProviderDoubles, removeTempDirs, startProviderDoubles } from "../support/terraform";
+import { ensureProviderDoublesBuilt, makeTempDir, type ProviderDoubles, removeTempDirs, startProviderDoubles } from "../support/terraform";
 
 type Reattach = Record<string, { Pid: number; Test: boolean; ProtocolVersion: number; Addr: { Network: string; String: string } }>;
 const NULL = "registry.terraform.io/hashicorp/null";

@@ -3,12 +3,13 @@
 // its configuration is unknown, never stored) and how its errors reach the user.
 import { readFileSync } from "node:fs";
 import path from "node:path";
+
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   makeTempDir,
   oneLine,
-  ProviderDoubles,
+  type ProviderDoubles,
   removeTempDirs,
   startProviderDoubles,
   TerraformRunner,

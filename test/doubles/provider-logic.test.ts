@@ -1,6 +1,7 @@
 // The doubles' decision logic, without gRPC or Terraform.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+
 import { Unknown } from "../../tools/provider-doubles/cty";
 import { externalProvider, providerProcessEnv } from "../../tools/provider-doubles/external-provider";
 import { lookPath } from "../../tools/provider-doubles/go-exec";

@@ -2,13 +2,14 @@
 // One doubles process serves the whole file; each scenario gets its own temp directory.
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   makeTempDir,
   oneLine,
   outputChanges,
-  ProviderDoubles,
+  type ProviderDoubles,
   removeTempDirs,
   resourceActions,
   startProviderDoubles,

@@ -1,4 +1,4 @@
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { parseArgs } from "../../src/emulator/cli";
 import { bearer, call, login } from "./helpers";
 

@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { main, parseArgs, USAGE } from "../../src/emulator/cli";
+
 import { md5Hex, startEmulator } from "../../src/emulator";
+import { main, parseArgs, USAGE } from "../../src/emulator/cli";
 import { bundleProgram } from "../support/processes";
 import { call } from "./helpers";
 

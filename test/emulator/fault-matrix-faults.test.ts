@@ -1,6 +1,6 @@
 /** The faults a fault matrix needs: deterministic 5xx, errors on HTTP 200, late commits, deletions during a walk, sort and limit handling. */
-import { startEmulator } from "../../src/emulator";
 import type { RunningEmulator } from "../../src/emulator";
+import { startEmulator } from "../../src/emulator";
 import { call, login, type Session } from "./helpers";
 
 let emu: RunningEmulator;

@@ -1,5 +1,5 @@
-import { startEmulator } from "../../src/emulator";
 import type { EmulatorFaults, RunningEmulator } from "../../src/emulator";
+import { startEmulator } from "../../src/emulator";
 import { call, login, type Session } from "./helpers";
 
 let emu: RunningEmulator;

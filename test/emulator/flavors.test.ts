@@ -1,5 +1,5 @@
-import { defaultFlavors, startEmulator } from "../../src/emulator";
 import type { Flavor, FlavorRegionGroup } from "../../src/emulator";
+import { defaultFlavors, startEmulator } from "../../src/emulator";
 import { call, login, useEmulator } from "./helpers";
 
 const all = (groups: readonly FlavorRegionGroup[]): Flavor[] => groups.flatMap((g) => [...g.products]);

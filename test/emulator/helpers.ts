@@ -1,5 +1,5 @@
-import { md5Hex, startEmulator } from "../../src/emulator";
 import type { EmulatorOptions, RunningEmulator } from "../../src/emulator";
+import { md5Hex, startEmulator } from "../../src/emulator";
 
 export interface Reply {
   readonly status: number;

@@ -1,4 +1,5 @@
 import * as http from "node:http";
+
 import { md5Hex, startEmulator } from "../../src/emulator";
 import { call, login } from "./helpers";
 

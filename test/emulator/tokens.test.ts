@@ -1,5 +1,5 @@
-import { startEmulator } from "../../src/emulator";
 import type { RunningEmulator } from "../../src/emulator";
+import { startEmulator } from "../../src/emulator";
 import { bearer, call, fakeClock, login, type Session } from "./helpers";
 
 let emu: RunningEmulator;

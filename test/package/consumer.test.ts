@@ -4,6 +4,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+
 import { makeConsumer, packLibrary, run, typecheck } from "./consumer";
 
 const CDKTF_APP = `import { App, TerraformOutput, TerraformStack } from "cdktf";

@@ -2,6 +2,7 @@
 // and a manifest without install-time scripts.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+
 import { REPO, run } from "./consumer";
 
 interface PackInfo {

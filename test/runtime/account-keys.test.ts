@@ -5,14 +5,15 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import type { RuntimeContext } from "../../src/shared/context";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { accountDigest } from "../../src/runtime/account-identity";
 import { readAppliedRecord } from "../../src/runtime/handoff";
 import { nameLockPath } from "../../src/runtime/name-lock";
-import { createOutput, Redactor } from "../../src/shared/output";
 import { applyToken } from "../../src/runtime/token-apply";
 import { releaseToken } from "../../src/runtime/token-release";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 
 const A = { username: "keys-a", password: "keys-a-password-1", account: "a" };
 const B = { username: "keys-b", password: "keys-b-password-2", account: "b" };

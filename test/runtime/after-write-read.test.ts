@@ -7,9 +7,10 @@
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { accountRefIn } from "../../src/runtime/account-identity";
 import { runFolderPath } from "../../src/runtime/run-folder";
 import { recordRunWrite, runTokens } from "../../src/runtime/run-walk";

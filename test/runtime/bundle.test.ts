@@ -15,8 +15,9 @@ import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { startEmulator } from "../../src/emulator";
-import { keepStderr, runProcess, SCRIPT_NODE, SCRIPT_PATH, type Ran } from "../support/processes";
+import { keepStderr, type Ran, runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");

@@ -7,9 +7,10 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { md5Hex, type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
-import { nodeOwnLines, runProcess, SCRIPT_NODE, type Ran } from "../support/processes";
+import { nodeOwnLines, type Ran, runProcess, SCRIPT_NODE } from "../support/processes";
 
 const ASSETS = path.resolve(__dirname, "..", "..", "lib", "assets");
 const LAUNCHER = path.join(ASSETS, "gpucloud-tf.js");

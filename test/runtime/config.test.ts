@@ -1,6 +1,6 @@
+import { parseQuery } from "../../src/runtime/main";
 import { ConfigError, loadConfig, secretValues } from "../../src/shared/config";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { parseQuery } from "../../src/runtime/main";
 
 const BASE = { GPUCLOUD_BASE_URL: "http://127.0.0.1:1" };
 

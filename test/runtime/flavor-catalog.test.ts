@@ -1,7 +1,7 @@
-import { defaultFlavors } from "../../src/emulator";
 import type { FlavorRegionGroup } from "../../src/client";
-import { fetchCatalog, UnknownRegionError, type FlavorSource } from "../../src/shared/flavor-catalog";
 import { GpuCloudError, selectFlavors } from "../../src/client";
+import { defaultFlavors } from "../../src/emulator";
+import { fetchCatalog, type FlavorSource, UnknownRegionError } from "../../src/shared/flavor-catalog";
 
 /** A source that records its calls and filters by exact region id, as the emulator does. */
 function source(opts: { ignoresRegion?: boolean; refusesUnknown?: boolean } = {}): FlavorSource & { calls: (string | undefined)[] } {

@@ -1,16 +1,17 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { accountDigest } from "../../src/runtime/account-identity";
 import {
+  type Handoff,
   readAppliedRecord,
   readHandoff,
-  retireHandoffs,
   removeAppliedRecord,
   removeHandoff,
+  retireHandoffs,
   writeAppliedRecord,
   writeHandoff,
-  type Handoff,
 } from "../../src/runtime/handoff";
 
 const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));

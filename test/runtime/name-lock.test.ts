@@ -2,11 +2,12 @@
  * Breaking a stale name lock: only one waiter may break a given lock, and a waiter that judged a
  * lock stale never deletes the fresh lock that took its place.
  */
+import { spawnSync } from "node:child_process";
 import type * as FsModule from "node:fs";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
-import { spawnSync } from "node:child_process";
+
 import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 

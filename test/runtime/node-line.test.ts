@@ -5,6 +5,7 @@
  * by hand, the node running jest, possibly an older one).
  */
 import path from "node:path";
+
 import { OLDEST_TESTED_NODE_LINE, untestedNodeLineWarning } from "../../src/runtime/node-line";
 import { runProcess, SCRIPT_NODE } from "../support/processes";
 

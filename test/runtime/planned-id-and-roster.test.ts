@@ -5,11 +5,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import type { RuntimeContext } from "../../src/shared/context";
-import { createOutput, Redactor } from "../../src/shared/output";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { applyToken } from "../../src/runtime/token-apply";
 import { releaseRoster } from "../../src/runtime/token-roster";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 
 const USER = { username: "planned-bot", password: "planned-password-4e1a" };
 

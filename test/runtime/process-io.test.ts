@@ -3,6 +3,7 @@
  * descriptors, the streams only from the first failed write on, with no byte lost or reordered.
  */
 import { PassThrough } from "node:stream";
+
 import { FdWriter } from "../../src/runtime/process-io";
 
 describe("FdWriter", () => {

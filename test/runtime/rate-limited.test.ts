@@ -5,7 +5,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { md5Hex, type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");

@@ -7,10 +7,11 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { ApiClient } from "../../src/client/client";
 import { md5HexOfUtf8 } from "../../src/client/md5";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialIdentity } from "../../src/runtime/account-identity";
 import { runFolderPath, sweepRunFolder } from "../../src/runtime/run-folder";
 import { runSessionStore } from "../../src/runtime/run-session";

@@ -6,15 +6,16 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import type { EmulatorFaults } from "../../src/emulator/types";
-import type { RuntimeContext } from "../../src/shared/context";
-import { createOutput, Redactor } from "../../src/shared/output";
 import { runFolderPath } from "../../src/runtime/run-folder";
 import { recordRunWrite, runTokens, takenRunTokens } from "../../src/runtime/run-walk";
 import type { TokenView } from "../../src/runtime/token-names";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 
 const USER = { username: "walk-bot", password: "walk-password-3b1e" };
 const RUN = { nonce: "nonce-of-the-run", workspace: "default" };

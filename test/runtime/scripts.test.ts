@@ -5,11 +5,13 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App } from "cdktf";
+
 import { GpuCiStack } from "../../examples/main";
-import { defaultFlavors, md5Hex, startEmulator, type RunningEmulator } from "../../src/emulator";
+import { defaultFlavors, md5Hex, type RunningEmulator, startEmulator } from "../../src/emulator";
 import { SCRIPT_PATH } from "../support/processes";
-import { runExternal, runLocalExec, type Ran } from "../support/synthesized-commands";
+import { type Ran, runExternal, runLocalExec } from "../support/synthesized-commands";
 
 const PASSWORD = "scripts-test-password-81f2";
 

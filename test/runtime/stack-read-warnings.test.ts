@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { startEmulator } from "../../src/emulator";
 import { accountDigest } from "../../src/runtime/account-identity";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";

@@ -6,7 +6,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");

@@ -3,22 +3,23 @@
  * so that each rule of the hand-off is tested on its own: which hand-off is followed, which is
  * dropped with a warning, and previousNames.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
+
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import type { RuntimeContext } from "../../src/shared/context";
-import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { accountDigest } from "../../src/runtime/account-identity";
-import { createOutput, Redactor } from "../../src/shared/output";
 import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
 import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/handoff-takeover";
+import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
+import { stackRead } from "../../src/runtime/stack-read";
 import { applyToken } from "../../src/runtime/token-apply";
 import { releaseToken } from "../../src/runtime/token-release";
-import { stackRead } from "../../src/runtime/stack-read";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
 const KEY = "c8feedface";

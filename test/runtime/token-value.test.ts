@@ -4,11 +4,12 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
-import type { RuntimeContext } from "../../src/shared/context";
-import { createOutput, Redactor } from "../../src/shared/output";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { stackRead } from "../../src/runtime/stack-read";
 import { tokenValues } from "../../src/runtime/token-value";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 import { keepStderr, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const USER = { username: "value-bot", password: "value-password-7e3f" };

@@ -2,9 +2,9 @@
  * The provisioners get the resource's triggers as one JSON value (GPUCLOUD_TOKEN_TRIGGERS), which
  * the script spreads into the variables the commands read.
  */
+import { withTriggerEnv } from "../../src/runtime/token-scope";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { withTriggerEnv } from "../../src/runtime/token-scope";
 
 const context = (env: NodeJS.ProcessEnv): RuntimeContext => ({ cwd: "/", env, out: createOutput(() => undefined, new Redactor([])) });
 

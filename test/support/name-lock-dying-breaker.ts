@@ -2,6 +2,7 @@
 // while breaking a stale lock: after taking the break marker, before deleting the lock (as a
 // waiter killed by its watchdog or by Ctrl-C at that moment would), leaving both behind.
 import type * as FsModule from "node:fs";
+
 import { nameLockPath, withNameLock } from "../../src/runtime/name-lock";
 
 const [cwd, apiUrl, name] = process.argv.slice(2);

@@ -2,6 +2,7 @@
 // starts at an agreed moment, takes the lock (breaking a stale one), holds it a while, and logs
 // when it held it.
 import { appendFileSync } from "node:fs";
+
 import { withNameLock } from "../../src/runtime/name-lock";
 
 const [cwd, apiUrl, name, startAtText, holdMsText, log] = process.argv.slice(2);

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import path from "node:path";
+
 import { buildSync } from "esbuild";
 
 /**

@@ -3,8 +3,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformStack } from "cdktf";
-import { TerraformRunner, type ProviderDoubles } from "./terraform";
+
+import { type ProviderDoubles, TerraformRunner } from "./terraform";
 
 export interface SynthesizedStackOptions {
   readonly doubles: ProviderDoubles;

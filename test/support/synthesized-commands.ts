@@ -5,7 +5,7 @@
  * both in the stack folder. This tests the scripts' side of each protocol; the real-Terraform
  * suites test the rest.
  */
-import { runProcess, type Ran } from "./processes";
+import { type Ran, runProcess } from "./processes";
 
 export type { Ran };
 

@@ -31,7 +31,7 @@
 // warning (or fails, if TERRAFORM_TESTS_REQUIRED=1). When a suite really runs, one line
 // "<ISO time>\t<terraform version>\t<suite name>" is appended to the file named by
 // TERRAFORM_TESTS_MARKER (if set), so CI can tell "terraform present but nothing ran".
-import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

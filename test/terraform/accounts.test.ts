@@ -6,16 +6,18 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+
 import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import {
+  type CommandResult,
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
-  type CommandResult,
 } from "../support/terraform";
 
 const STAGING = { username: "staging-bot", password: "staging-password-6d1e" };

@@ -7,18 +7,20 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+
 import { ApiToken } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "computed-bot", password: "computed-password-7d2a" };
 

@@ -8,18 +8,20 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { App, LocalBackend, TerraformHclModule, TerraformOutput, TerraformStack } from "cdktf";
+
 import { Resource } from "@cdktf/provider-null/lib/resource";
+import { App, LocalBackend, TerraformHclModule, TerraformOutput, TerraformStack } from "cdktf";
+
 import { ApiToken } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
 
 const USER = { username: "ephemeral-bot", password: "ephemeral-password-9d2a" };

@@ -6,19 +6,21 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+
 import { ApiToken, type ApiTokenProps } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
-  handoffFiles,
   ensureProviderDoublesBuilt,
+  handoffFiles,
   oneLine,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "faults-bot", password: "faults-password-4c1d" };
 

@@ -8,24 +8,26 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
-import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
+
+import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
 import { md5HexOfUtf8 } from "../../src/client/md5";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runFolderPath } from "../../src/runtime/run-folder";
+import { credentialsEnv } from "../support/api-credentials";
+import { withoutNodeLineWarning } from "../support/processes";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
   outputChanges,
+  type ProviderDoubles,
   resourceActions,
   startProviderDoubles,
-  TerraformRunner,
   terraformBinary,
-  type ProviderDoubles,
+  TerraformRunner,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
-import { withoutNodeLineWarning } from "../support/processes";
 
 const USER = { username: "identity-bot", password: "identity-password-9a7e" };
 

@@ -5,22 +5,24 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App } from "cdktf";
+
 import { GpuCiStack, type GpuCiStackProps } from "../../examples/main";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
+import { withoutNodeLineWarning } from "../support/processes";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
   outputChanges,
+  type PlanJson,
+  type ProviderDoubles,
   resourceActions,
   startProviderDoubles,
   TerraformRunner,
-  type PlanJson,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
-import { withoutNodeLineWarning } from "../support/processes";
 
 const USER = { username: "lifecycle-bot", password: "lifecycle-password-5c1e" };
 

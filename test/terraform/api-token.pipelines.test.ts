@@ -9,20 +9,22 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
+
 import { ApiToken, type ApiTokenProps } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
-  handoffFiles,
   ensureProviderDoublesBuilt,
+  handoffFiles,
   oneLine,
   pid1Available,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "pipeline-bot", password: "pipeline-password-77e2" };
 

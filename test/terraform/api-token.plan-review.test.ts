@@ -10,9 +10,11 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, DataResource, LocalBackend, TerraformStack } from "cdktf";
-import { ApiToken, Flavors, type ApiTokenProps } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
 import { withoutNodeLineWarning } from "../support/processes";
 import { synthesizedStack } from "../support/stacks";
@@ -20,10 +22,10 @@ import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
-  startProviderDoubles,
-  TerraformRunner,
   type PlanJson,
   type ProviderDoubles,
+  startProviderDoubles,
+  TerraformRunner,
 } from "../support/terraform";
 
 const USER = { username: "plan-review-bot", password: "plan-review-pw-7d21" };

@@ -6,16 +6,18 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformStack, TerraformVariable } from "cdktf";
+
 import { ApiToken } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
 
 const USER = { username: "previous-bot", password: "previous-password-41c9" };

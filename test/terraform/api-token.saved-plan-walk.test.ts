@@ -8,20 +8,22 @@
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { App, LocalBackend, TerraformStack } from "cdktf";
+
 import { ApiToken } from "../../src";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runFolderPath } from "../../src/runtime/run-folder";
 import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
 
 const USER = { username: "saved-plan-bot", password: "saved-plan-pw-5e19" };

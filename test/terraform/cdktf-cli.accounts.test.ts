@@ -13,15 +13,16 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   repoRoot,
   startProviderDoubles,
   terraformBinary,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
 const { cachedInstall } = require("../../scripts/cached-install.cjs");
 

@@ -11,16 +11,17 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   repoRoot,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
 const { cachedInstall } = require("../../scripts/cached-install.cjs");
 
 const CDKTF_CLI_VERSION = "0.21.0";

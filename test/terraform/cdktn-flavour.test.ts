@@ -6,18 +6,20 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktn";
+
 import { ApiToken, Flavors } from "cdktf-gpucloud/cdktn";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktn";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   resourceActions,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "cdktn-bot", password: "cdktn-password-7d2f" };
 const NAME = "ci-cdktn";

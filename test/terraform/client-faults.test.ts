@@ -4,16 +4,16 @@
  * scripts of several resources in parallel processes that share the server's failures.
  */
 import { ApiToken } from "../../src";
-import { startEmulator, type EmulatorFaults, type RunningEmulator } from "../../src/emulator";
+import { type EmulatorFaults, type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
+import { synthesizedStack } from "../support/stacks";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
-  startProviderDoubles,
-  TerraformRunner,
   type ProviderDoubles,
+  startProviderDoubles,
+  type TerraformRunner,
 } from "../support/terraform";
-import { synthesizedStack } from "../support/stacks";
-import { credentialsEnv } from "../support/api-credentials";
 
 const USER = { username: "pipeline", password: "pipeline-password-7c1e" };
 

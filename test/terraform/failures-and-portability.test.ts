@@ -7,21 +7,23 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { App, TerraformOutput, TerraformStack } from "cdktf";
+
+import { App, TerraformOutput, type TerraformStack } from "cdktf";
+
 import { GpuCiStack } from "../../examples/main";
 import { Flavors, type FlavorsProps } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
+import { synthesizedStack } from "../support/stacks";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
+  type ProviderDoubles,
   resourceActions,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
-import { synthesizedStack } from "../support/stacks";
 
 const USER = { username: "pipeline", password: "pipeline-password-90ad" };
 

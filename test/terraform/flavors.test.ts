@@ -6,19 +6,21 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { TerraformOutput, TerraformStack, TerraformVariable } from "cdktf";
+
+import { TerraformOutput, type TerraformStack, TerraformVariable } from "cdktf";
+
 import { FlavorPreference, Flavors, type FlavorsProps } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { credentialsEnv } from "../support/api-credentials";
+import { synthesizedStack } from "../support/stacks";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
-  startProviderDoubles,
-  TerraformRunner,
   type ProviderDoubles,
+  startProviderDoubles,
+  type TerraformRunner,
 } from "../support/terraform";
-import { credentialsEnv } from "../support/api-credentials";
-import { synthesizedStack } from "../support/stacks";
 
 const USER = { username: "flavors", password: "flavors-password-5d1c" };
 

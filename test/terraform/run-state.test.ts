@@ -11,11 +11,13 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+
 import { ApiToken } from "../../src";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runFolderPath } from "../../src/runtime/run-folder";
 import { credentialsEnv, type TestAccount } from "../support/api-credentials";
 import {
@@ -23,10 +25,10 @@ import {
   ensureProviderDoublesBuilt,
   handoffFiles,
   oneLine,
-  startProviderDoubles,
-  TerraformRunner,
-  terraformBinary,
   type ProviderDoubles,
+  startProviderDoubles,
+  terraformBinary,
+  TerraformRunner,
 } from "../support/terraform";
 
 const STAGING = { username: "rs-staging-bot", password: "rs-staging-pw-41d2", account: "staging" };

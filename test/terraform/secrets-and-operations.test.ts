@@ -6,16 +6,18 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App } from "cdktf";
+
 import { GpuCiStack } from "../../examples/main";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
+  type ProviderDoubles,
   startProviderDoubles,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../support/terraform";
 
 const USER = { username: "ops-bot", password: "ops-password-41c7" };

@@ -8,19 +8,21 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, TerraformOutput, type TerraformStack } from "cdktf";
+
 import { ApiToken, FlavorPreference, Flavors } from "../../src";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv } from "../support/api-credentials";
 import { SCRIPT_NODE } from "../support/processes";
 import { synthesizedStack } from "../support/stacks";
 import {
+  type ChangeJson,
   describeWithTerraform,
   ensureProviderDoublesBuilt,
-  startProviderDoubles,
-  type ChangeJson,
   type ProviderDoubles,
+  startProviderDoubles,
   type TerraformRunner,
 } from "../support/terraform";
 

@@ -4,16 +4,18 @@
  * from (the variable, or the baseUrl in the configuration) and which account it belongs to.
  */
 import { createServer } from "node:net";
+
 import { TerraformOutput, type TerraformStack } from "cdktf";
+
 import { ApiToken, Flavors, GpuCloudAccount } from "../../src";
+import { synthesizedStack } from "../support/stacks";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
-  startProviderDoubles,
   type ProviderDoubles,
+  startProviderDoubles,
 } from "../support/terraform";
-import { synthesizedStack } from "../support/stacks";
 
 /** A loopback port nothing listens on: bound, noted, closed. */
 function closedPort(): Promise<number> {

@@ -9,20 +9,22 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+
 import { ApiToken } from "../../src";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv, type TestAccount } from "../support/api-credentials";
 import {
   describeWithTerraform,
   ensureProviderDoublesBuilt,
   oneLine,
-  startProviderDoubles,
-  TerraformRunner,
-  terraformBinary,
   type ProviderDoubles,
+  startProviderDoubles,
+  terraformBinary,
+  TerraformRunner,
 } from "../support/terraform";
 
 const ALICE = { username: "wc-alice", password: "wc-alice-pw-17", account: "staging" };

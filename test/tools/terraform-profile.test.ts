@@ -4,6 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+
 import { goSymbols, readProfile } from "../../tools/bench/terraform-profile";
 import { describeWithTerraform } from "../support/terraform";
 

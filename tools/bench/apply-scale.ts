@@ -41,17 +41,19 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, Flavors } from "cdktf-gpucloud";
-import { startEmulator, type RunningEmulator } from "../../src/emulator";
+
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import type { EmulatorRateLimit } from "../../src/emulator/types";
 import {
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   terraformAvailable,
   TerraformRunner,
   writeTerraformJson,
-  type ProviderDoubles,
 } from "../../test/support/terraform";
 import { arg, flag, median, numbers } from "./args";
 

@@ -8,7 +8,7 @@
  *     && node build/bench/client-faults.js
  */
 import { GpuCloudClient, listAllTokens } from "../../src/client";
-import { startEmulator, type EmulatorFaults } from "../../src/emulator";
+import { type EmulatorFaults, startEmulator } from "../../src/emulator";
 
 interface Figures {
   ok: number;

@@ -13,10 +13,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, Flavors } from "cdktf-gpucloud";
-import { startEmulator, type EmulatorFaults, type RunningEmulator } from "cdktf-gpucloud/emulator";
-import { ensureProviderDoublesBuilt, startProviderDoubles, TerraformRunner, terraformAvailable } from "../../test/support/terraform";
+import { type EmulatorFaults, type RunningEmulator, startEmulator } from "cdktf-gpucloud/emulator";
+
+import { ensureProviderDoublesBuilt, startProviderDoubles, terraformAvailable, TerraformRunner } from "../../test/support/terraform";
 
 const USER = { username: "matrix", password: "matrix-password-31f7" };
 const TOKEN_NAMES = ["matrix-ci", "matrix-batch", "matrix-notebooks"];

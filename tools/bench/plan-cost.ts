@@ -21,6 +21,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
 import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
@@ -28,12 +29,13 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken } from "cdktf-gpucloud";
 import { startEmulator } from "cdktf-gpucloud/emulator";
+
 import {
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   terraformAvailable,
   TerraformRunner,
-  type ProviderDoubles,
 } from "../../test/support/terraform";
 import { flag, median, numbers } from "./args";
 

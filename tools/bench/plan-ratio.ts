@@ -25,16 +25,18 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, FlavorPreference, Flavors } from "cdktf-gpucloud";
 import { startEmulator } from "cdktf-gpucloud/emulator";
+
 import {
   ensureProviderDoublesBuilt,
+  type ProviderDoubles,
   startProviderDoubles,
   terraformAvailable,
   TerraformRunner,
   writeTerraformJson,
-  type ProviderDoubles,
 } from "../../test/support/terraform";
 import { arg, flag, median, numbers } from "./args";
 

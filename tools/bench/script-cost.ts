@@ -26,10 +26,11 @@
  * and 26; both rows are printed, the target is judged on the first.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { defaultFlavors, startEmulator, type RunningEmulator } from "cdktf-gpucloud/emulator";
+
+import { defaultFlavors, type RunningEmulator, startEmulator } from "cdktf-gpucloud/emulator";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BUNDLE = path.join(ROOT, "lib", "assets", "gpucloud-tf.js");

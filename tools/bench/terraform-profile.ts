@@ -16,6 +16,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+
 import { arg } from "./args";
 
 interface Symbols {

@@ -25,10 +25,11 @@
 // the environment; "(core dumped)" is never appended to a signal.
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { CtyObject, CtyValue, isObject, isUnknown } from "./cty";
+
+import { type CtyObject, type CtyValue, isObject, isUnknown } from "./cty";
 import { goErrnoText, goQuote, lookPath, startProcessDirError } from "./go-exec";
 import { goJsonMarshalStringMap, goJsonUnmarshalStringMap } from "./go-json";
-import { attrPath, BlockSpec, Diagnostic, errorDiag } from "./protocol";
+import { attrPath, type BlockSpec, type Diagnostic, errorDiag } from "./protocol";
 import type { CallContext, DataSourceDouble, ProviderDouble } from "./server";
 
 export const EXTERNAL_PROVIDER_ADDRESS = "registry.terraform.io/hashicorp/external";

@@ -25,10 +25,11 @@
 // - the resource implements neither Renew nor Close (see server.ts for the framework's answers);
 // - exec.CommandContext: the program is killed (SIGKILL) when Terraform cancels the call.
 import path from "node:path";
-import { CtyObject, CtyValue, isObject } from "./cty";
-import { providerProcessEnv, runProgram, type ExternalContext, type RunOutcome } from "./external-provider";
+
+import { type CtyObject, type CtyValue, isObject } from "./cty";
+import { type ExternalContext, providerProcessEnv, type RunOutcome, runProgram } from "./external-provider";
 import { lookPath, startProcessDirError } from "./go-exec";
-import { attrPath, BlockSpec, Diagnostic, errorDiag } from "./protocol";
+import { attrPath, type BlockSpec, type Diagnostic, errorDiag } from "./protocol";
 import type { CallContext, EphemeralResourceDouble, ProviderDouble } from "./server";
 
 export const LOCAL_PROVIDER_ADDRESS = "registry.terraform.io/hashicorp/local";

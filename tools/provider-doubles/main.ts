@@ -21,10 +21,11 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { externalProvider, ExternalContext } from "./external-provider";
+
+import { type ExternalContext, externalProvider } from "./external-provider";
 import { localProvider } from "./local-provider";
 import { nullProvider } from "./null-provider";
-import { RunningProvider, serveProvider } from "./server";
+import { type RunningProvider, serveProvider } from "./server";
 
 const debug = process.env.PROVIDER_DOUBLES_DEBUG === "1";
 const log = (msg: string): void => {

@@ -11,8 +11,9 @@
 // - the resource does not implement ResourceWithImportState, so the framework answers
 //   ImportResourceState with "Resource Import Not Implemented" (handled in server.ts).
 import { randomBytes } from "node:crypto";
-import { CtyObject, CtyValue, isObject, knownEqual, Unknown } from "./cty";
-import { attrPath, BlockSpec } from "./protocol";
+
+import { type CtyObject, type CtyValue, isObject, knownEqual, Unknown } from "./cty";
+import { attrPath, type BlockSpec } from "./protocol";
 import type { ManagedResourceDouble, PlanResult, ProviderDouble } from "./server";
 
 export const NULL_PROVIDER_ADDRESS = "registry.terraform.io/hashicorp/null";

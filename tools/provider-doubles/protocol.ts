@@ -1,10 +1,12 @@
 // Loading the .proto files at run time, and the TypeScript shapes of the messages the doubles
 // exchange (as produced by @grpc/proto-loader with the options below: snake_case field names,
 // enums as their names, int64 as JS numbers, bytes as Buffers).
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { existsSync } from "node:fs";
 import path from "node:path";
+
+import type * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+
 import type { CtyType, DynamicValueMessage } from "./cty";
 
 const PROTO_FILES = ["tfplugin5.proto", "health.proto"] as const;

@@ -3,22 +3,23 @@
 // this module decodes requests, dispatches by type name, encodes answers, and handles the
 // cross-cutting parts (logging, Stop/cancellation, health).
 import * as grpc from "@grpc/grpc-js";
-import { conform, CtyValue, fromDynamicValue, toDynamicValue } from "./cty";
+
+import { conform, type CtyValue, fromDynamicValue, toDynamicValue } from "./cty";
 import {
-  ApplyResourceChangeRequest,
-  AttributePath,
+  type ApplyResourceChangeRequest,
+  type AttributePath,
+  type BlockSpec,
   blockType,
-  BlockSpec,
-  ConfigureRequest,
-  Diagnostic,
+  type ConfigureRequest,
+  type Diagnostic,
   errorDiag,
-  ImportResourceStateRequest,
+  type ImportResourceStateRequest,
   loadServices,
-  PlanResourceChangeRequest,
-  ReadResourceRequest,
+  type PlanResourceChangeRequest,
+  type ReadResourceRequest,
   schemaMessage,
-  TypedConfigRequest,
-  UpgradeResourceStateRequest,
+  type TypedConfigRequest,
+  type UpgradeResourceStateRequest,
 } from "./protocol";
 
 /** Per-call context: `signal` aborts when Terraform cancels the call or sends Stop. */

@@ -1,5 +1,6 @@
-import { StringMap, TerraformDataSource, hashMapper, listMapper, stringToTerraform, type TerraformMetaArguments } from "cdktf";
+import { hashMapper, listMapper, StringMap, stringToTerraform, TerraformDataSource, type TerraformMetaArguments } from "cdktf";
 import type { Construct } from "constructs";
+
 import { EXTERNAL_PROVIDER, metaArguments } from "../common";
 
 /** Configuration of a `data "external"` source. */

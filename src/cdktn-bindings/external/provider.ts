@@ -1,4 +1,5 @@
 import type { Construct } from "constructs";
+
 import { AliasOnlyProvider, EXTERNAL_PROVIDER } from "../common";
 
 /** Configuration of the `external` provider (it has none besides the alias). */

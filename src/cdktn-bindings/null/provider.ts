@@ -1,4 +1,5 @@
 import type { Construct } from "constructs";
+
 import { AliasOnlyProvider, NULL_PROVIDER } from "../common";
 
 /** Configuration of the `null` provider (it has none besides the alias). */

@@ -1,6 +1,7 @@
-import { TerraformResource, hashMapper, stringToTerraform, type TerraformMetaArguments } from "cdktf";
+import { hashMapper, stringToTerraform, type TerraformMetaArguments, TerraformResource } from "cdktf";
 import type { Construct } from "constructs";
-import { NULL_PROVIDER, metaArguments } from "../common";
+
+import { metaArguments, NULL_PROVIDER } from "../common";
 
 /** Configuration of a `null_resource`. */
 export interface ResourceConfig extends TerraformMetaArguments {
