@@ -22,7 +22,16 @@ import { resolveCredentials } from "./credentials";
 import { GpuCloudError } from "./errors";
 import type { OpenHttpSender } from "./http-sender";
 import type { TokenInput } from "./operations";
-import { CREATE_TOKEN, createTokenCall, LIST_TOKENS, listFlavorsCall, listTokensCall, newestNamed, updateTokenCall } from "./operations";
+import {
+  CREATE_TOKEN,
+  createTokenCall,
+  LIST_TOKENS,
+  listFlavorsCall,
+  listTokensCall,
+  MAX_TOKEN_NAME_LENGTH,
+  newestNamed,
+  updateTokenCall,
+} from "./operations";
 import type { ListAllTokensOptions, ListTokensParams, TokensSinceMark, TokensSinceOptions, WalkEnvironment } from "./pagination";
 import { ListingPlan, walkAllTokens } from "./pagination";
 import { Redactor } from "./redact";

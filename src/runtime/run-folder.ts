@@ -4,6 +4,7 @@ import path from "node:path";
 
 import { errorMessage } from "../shared/error-message";
 import { normalizeApiUrl } from "./account-identity";
+import { lockStaleAfterMs } from "./name-lock";
 import { sha256Hex } from "./sha256";
 
 /**
@@ -41,8 +42,6 @@ const MAX_AGE_MS: Readonly<Record<RunFileKind, number>> = {
   // An apply is long over: a provisioner that finds no walk takes a new one.
   walk: 12 * 60 * 60_000,
 };
-/** Locks are held for a login or a walk; one this old was left by a killed script. */
-const STALE_LOCK_MS = 60 * 60_000;
 /** A temporary file of a writer killed before its rename (see writePrivateFile). */
 const STALE_TMP_MS = 60 * 60_000;
 
@@ -125,8 +124,8 @@ const RUN_FILE = /^([0-9a-f]{16})-([0-9a-f]{16})-[0-9a-f]{16}\.(walk|session)\.j
 /**
  * Removes, best effort, what no run can use any more: the files of this scope's earlier runs (the
  * plan-time read runs before any script of its own run, and Terraform's state lock keeps two runs
- * of one workspace apart), every file past its kind's age, locks and temporary files of killed
- * scripts. Never throws: a folder that cannot be cleaned costs disk, not the plan; `warn` is called
+ * of one workspace apart), every file past its kind's age, and locks and temporary files that
+ * killed scripts left. Never throws: a folder that cannot be cleaned costs disk, not the plan; `warn` is called
  * once with what failed. Returns how many files it removed.
  */
 export function sweepRunFolder(
@@ -151,7 +150,8 @@ export function sweepRunFolder(
     const match = RUN_FILE.exec(file);
     let spent: boolean;
     if (match) spent = (match[1] === mine && match[2] !== current) || olderThan(full, MAX_AGE_MS[match[3] as RunFileKind], now);
-    else if (file.endsWith(".lock") || file.includes(".lock.")) spent = olderThan(full, STALE_LOCK_MS, now);
+    // A lock (or its break marker) older than any live holder's budget was left by a killed script.
+    else if (file.endsWith(".lock") || file.includes(".lock.")) spent = olderThan(full, lockStaleAfterMs(env), now);
     else if (file.endsWith(".tmp")) spent = olderThan(full, STALE_TMP_MS, now);
     else continue;
     if (!spent) continue;
