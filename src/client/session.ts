@@ -33,7 +33,7 @@ export interface Session {
 
 /**
  * A session shared beyond one client, e.g. by the scripts of one terraform run (see
- * runtime/run-session.ts), so that they log in once per account rather than once each.
+ * runtime/run/run-session.ts), so that they log in once per account rather than once each.
  */
 export interface SessionStore {
   /**

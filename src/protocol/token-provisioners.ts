@@ -30,7 +30,7 @@ export const TokenEnv = {
    * `plantimestamp()`: the id of the terraform run, the same for every provisioner of one plan's
    * apply (a saved plan's too) and different for the next run. A destroy-time provisioner may
    * call it, as it refers to nothing but `self`. Only the create half of the same run takes over
-   * what a destroy half handed off (see runtime/handoff.ts).
+   * what a destroy half handed off (see runtime/records/handoff.ts).
    */
   RUN: "GPUCLOUD_TOKEN_RUN",
   /**
@@ -91,6 +91,6 @@ export const TOKEN_ENV_FROM_TRIGGER: Readonly<Record<string, string>> = {
  * the same apply, where each create half records the token it applied (read by a later create half
  * to warn about a token left behind), and where the per-name create locks live. Records are scoped to
  * the workspace, the construct, the API and the terraform run ({@link TokenEnv.RUN}; see
- * runtime/handoff.ts, name-lock.ts).
+ * runtime/records/handoff.ts, runtime/locks/name-lock.ts).
  */
 export const HANDOFF_DIR = ".gpucloud-handoff";

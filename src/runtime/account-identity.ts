@@ -1,7 +1,7 @@
 import type { Credentials } from "../client/credentials";
 import { accountEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { loadConfig } from "../shared/config";
-import { sha256Hex } from "./sha256";
+import { sha256Hex } from "./io/sha256";
 
 /*
  * Which account a script works on, as its files and messages name it: the API address, the
@@ -60,7 +60,7 @@ export function credentialIdentity(credentials: Credentials): string {
   return `user ${(credentials as { username: string }).username}`;
 }
 
-/** One account as the run's files are keyed (see ./run-folder.ts): its prefix, API address and credential. */
+/** One account as the run's files are keyed (see ./run/run-folder.ts): its prefix, API address and credential. */
 export interface AccountRef {
   readonly envPrefix: string;
   readonly apiUrl: string;

@@ -12,17 +12,17 @@ import type { RuntimeContext } from "../shared/context";
 import { errorMessage } from "../shared/error-message";
 import { createOutput, type Output, Redactor } from "../shared/output";
 import { credentialIdentity } from "./account-identity";
-import { findFlavors } from "./flavor-command";
-import { lockStaleAfterMs, lockWaitMs } from "./name-lock";
-import { untestedNodeLineWarning } from "./node-line";
-import { preferFlavor } from "./preference-command";
-import { FdWriter, readQuery } from "./process-io";
-import { runSessionStore } from "./run-session";
-import { stackRead } from "./stack-read";
-import { applyToken } from "./token-apply";
-import { releaseToken } from "./token-release";
-import { releaseRoster } from "./token-roster";
-import { tokenValues } from "./token-value";
+import { untestedNodeLineWarning } from "./io/node-line";
+import { FdWriter, readQuery } from "./io/process-io";
+import { lockStaleAfterMs, lockWaitMs } from "./locks/name-lock";
+import { findFlavors } from "./reads/flavor-command";
+import { preferFlavor } from "./reads/preference-command";
+import { stackRead } from "./reads/stack-read";
+import { runSessionStore } from "./run/run-session";
+import { applyToken } from "./tokens/token-apply";
+import { releaseToken } from "./tokens/token-release";
+import { releaseRoster } from "./tokens/token-roster";
+import { tokenValues } from "./tokens/token-value";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {

@@ -8,10 +8,10 @@ import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { accountDigest } from "../../src/runtime/account-identity";
-import { readAppliedRecord } from "../../src/runtime/handoff";
-import { nameLockPath } from "../../src/runtime/name-lock";
-import { applyToken } from "../../src/runtime/token-apply";
-import { releaseToken } from "../../src/runtime/token-release";
+import { nameLockPath } from "../../src/runtime/locks/name-lock";
+import { readAppliedRecord } from "../../src/runtime/records/handoff";
+import { applyToken } from "../../src/runtime/tokens/token-apply";
+import { releaseToken } from "../../src/runtime/tokens/token-release";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 

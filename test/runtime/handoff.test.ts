@@ -12,7 +12,7 @@ import {
   retireHandoffs,
   writeAppliedRecord,
   writeHandoff,
-} from "../../src/runtime/handoff";
+} from "../../src/runtime/records/handoff";
 
 const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));
 const record = (over: Partial<Handoff> = {}): Handoff => ({

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSy
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 
-import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/name-lock";
+import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/locks/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 
 // The module object itself (not an import namespace), so that its functions can be spied on.

@@ -6,7 +6,7 @@
  */
 import path from "node:path";
 
-import { OLDEST_TESTED_NODE_LINE, untestedNodeLineWarning } from "../../src/runtime/node-line";
+import { OLDEST_TESTED_NODE_LINE, untestedNodeLineWarning } from "../../src/runtime/io/node-line";
 import { runProcess, SCRIPT_NODE } from "../support/processes";
 
 const LAUNCHER = path.resolve(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");

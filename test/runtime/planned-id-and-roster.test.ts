@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { applyToken } from "../../src/runtime/token-apply";
-import { releaseRoster } from "../../src/runtime/token-roster";
+import { applyToken } from "../../src/runtime/tokens/token-apply";
+import { releaseRoster } from "../../src/runtime/tokens/token-roster";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 

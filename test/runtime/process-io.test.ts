@@ -4,7 +4,7 @@
  */
 import { PassThrough } from "node:stream";
 
-import { FdWriter } from "../../src/runtime/process-io";
+import { FdWriter } from "../../src/runtime/io/process-io";
 
 describe("FdWriter", () => {
   const eagainError = () => Object.assign(new Error("EAGAIN: resource temporarily unavailable, write"), { code: "EAGAIN" });

@@ -13,8 +13,8 @@ import { md5HexOfUtf8 } from "../../src/client/md5";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialIdentity } from "../../src/runtime/account-identity";
-import { runFolderPath, sweepRunFolder } from "../../src/runtime/run-folder";
-import { runSessionStore } from "../../src/runtime/run-session";
+import { runFolderPath, sweepRunFolder } from "../../src/runtime/run/run-folder";
+import { runSessionStore } from "../../src/runtime/run/run-session";
 
 const USER = { username: "session-bot", password: "session-password-19af" };
 const OTHER = { username: "other-bot", password: "other-password-7d" };

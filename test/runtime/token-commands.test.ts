@@ -12,12 +12,12 @@ import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { accountDigest } from "../../src/runtime/account-identity";
-import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/handoff";
-import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/handoff-takeover";
-import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/name-lock";
-import { stackRead } from "../../src/runtime/stack-read";
-import { applyToken } from "../../src/runtime/token-apply";
-import { releaseToken } from "../../src/runtime/token-release";
+import { nameLockPath, STALE_LOCK_MS } from "../../src/runtime/locks/name-lock";
+import { stackRead } from "../../src/runtime/reads/stack-read";
+import { readAppliedRecord, readHandoff, writeAppliedRecord, writeHandoff } from "../../src/runtime/records/handoff";
+import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/tokens/handoff-takeover";
+import { applyToken } from "../../src/runtime/tokens/token-apply";
+import { releaseToken } from "../../src/runtime/tokens/token-release";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 

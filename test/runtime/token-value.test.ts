@@ -6,8 +6,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { stackRead } from "../../src/runtime/stack-read";
-import { tokenValues } from "../../src/runtime/token-value";
+import { stackRead } from "../../src/runtime/reads/stack-read";
+import { tokenValues } from "../../src/runtime/tokens/token-value";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { keepStderr, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";

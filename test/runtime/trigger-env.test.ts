@@ -2,7 +2,7 @@
  * The provisioners get the resource's triggers as one JSON value (GPUCLOUD_TOKEN_TRIGGERS), which
  * the script spreads into the variables the commands read.
  */
-import { withTriggerEnv } from "../../src/runtime/token-scope";
+import { withTriggerEnv } from "../../src/runtime/tokens/token-scope";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 

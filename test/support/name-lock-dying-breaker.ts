@@ -3,7 +3,7 @@
 // waiter killed by its watchdog or by Ctrl-C at that moment would), leaving both behind.
 import type * as FsModule from "node:fs";
 
-import { nameLockPath, withNameLock } from "../../src/runtime/name-lock";
+import { nameLockPath, withNameLock } from "../../src/runtime/locks/name-lock";
 
 const [cwd, apiUrl, name] = process.argv.slice(2);
 const lock = nameLockPath(cwd, apiUrl, name);

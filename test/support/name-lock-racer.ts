@@ -3,7 +3,7 @@
 // when it held it.
 import { appendFileSync } from "node:fs";
 
-import { withNameLock } from "../../src/runtime/name-lock";
+import { withNameLock } from "../../src/runtime/locks/name-lock";
 
 const [cwd, apiUrl, name, startAtText, holdMsText, log] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();

@@ -75,7 +75,7 @@ export function nodeOwnLines(stderr: string): string {
 }
 
 /**
- * `text` without the script's warning about an untested Node line (src/runtime/node-line.ts): the
+ * `text` without the script's warning about an untested Node line (src/runtime/io/node-line.ts): the
  * suites run on whatever node the machine has, and tests that expect no warning mean the library's.
  * Only the warning goes, not its line: a text joined into one line keeps everything else.
  */

@@ -14,7 +14,7 @@ import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack }
 import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
 import { md5HexOfUtf8 } from "../../src/client/md5";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { runFolderPath } from "../../src/runtime/run-folder";
+import { runFolderPath } from "../../src/runtime/run/run-folder";
 import { credentialsEnv } from "../support/api-credentials";
 import { withoutNodeLineWarning } from "../support/processes";
 import {

@@ -18,7 +18,7 @@ import { ApiToken } from "../../src";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { runFolderPath } from "../../src/runtime/run-folder";
+import { runFolderPath } from "../../src/runtime/run/run-folder";
 import { credentialsEnv, type TestAccount } from "../support/api-credentials";
 import {
   describeWithTerraform,

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 
-import { HANDOFF_DIR } from "../protocol";
-import { errorMessage } from "../shared/error-message";
-import { readIfReadable, writePrivateFile } from "./private-file";
-import { sha256Hex } from "./sha256";
+import { HANDOFF_DIR } from "../../protocol";
+import { errorMessage } from "../../shared/error-message";
+import { readIfReadable, writePrivateFile } from "../io/private-file";
+import { sha256Hex } from "../io/sha256";
 
 /**
  * What the destroy half of a replacement leaves for the create half, and what the create half
@@ -151,7 +151,7 @@ export function readHandoff(cwd: string, workspace: string, key: string, warn: (
  * Marks as retired the unclaimed hand-offs of this workspace that an earlier run left: every one
  * when `all` (the caller runs before any provisioner of its run), else those of another run id.
  * A claimed hand-off stays: it is a rename whose write failed, which a later run finishes. Runs
- * in the stack's plan-time read; lists the folder rather than hashing names (see ./sha256.ts).
+ * in the stack's plan-time read; lists the folder rather than hashing names (see ../io/sha256.ts).
  * Best effort: a hand-off that cannot be rewritten (a folder of another user, a read-only mount)
  * is warned about once and left, never failing the plan; a create half still follows a hand-off
  * of its own run only. Returns how many it retired.
@@ -216,7 +216,7 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
 
 /**
  * Every applied record of this folder, without hashing a file name: the plan-time read
- * reads them this way, so that a read loads no node:crypto (see ./sha256.ts). Records carry their
+ * reads them this way, so that a read loads no node:crypto (see ../io/sha256.ts). Records carry their
  * key and workspace verbatim; unreadable files are skipped.
  */
 export function readAppliedRecords(cwd: string): AppliedRecord[] {

@@ -2,10 +2,10 @@ import { lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { errorMessage } from "../shared/error-message";
-import { normalizeApiUrl } from "./account-identity";
-import { lockStaleAfterMs } from "./name-lock";
-import { sha256Hex } from "./sha256";
+import { errorMessage } from "../../shared/error-message";
+import { normalizeApiUrl } from "../account-identity";
+import { sha256Hex } from "../io/sha256";
+import { lockStaleAfterMs } from "../locks/name-lock";
 
 /**
  * Where the scripts of one terraform run share what they learn (the walk of the token list, the
@@ -48,7 +48,7 @@ const STALE_TMP_MS = 60 * 60_000;
 /**
  * A new run's nonce: unique per plan, so that no run takes another's files, even within one second.
  * It needs to be unique, not secret (the folder is the user's own), so it is made without
- * node:crypto, which the plan-time read does not load (see ./sha256.ts): the time, the process and
+ * node:crypto, which the plan-time read does not load (see ../io/sha256.ts): the time, the process and
  * two draws of Math.random, which Node seeds from the system's entropy in each process.
  */
 export function newRunNonce(): string {

@@ -1,7 +1,7 @@
-import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../protocol";
-import { ConfigError, envPrefixOf } from "../shared/config";
-import type { RunRef, RuntimeContext } from "../shared/context";
-import { accountDigestIn, apiUrlIn } from "./account-identity";
+import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../../protocol";
+import { ConfigError, envPrefixOf } from "../../shared/config";
+import type { RunRef, RuntimeContext } from "../../shared/context";
+import { accountDigestIn, apiUrlIn } from "../account-identity";
 
 /*
  * What both halves of an ApiToken's provisioner work on, from their environment: the resource's
@@ -18,7 +18,7 @@ export function handoffRunOf(ctx: RuntimeContext): string | undefined {
 }
 
 /**
- * The run as its shared files know it (see ./run-folder.ts): the nonce of the stack's plan-time
+ * The run as its shared files know it (see ../run/run-folder.ts): the nonce of the stack's plan-time
  * read (TokenEnv.RUN_NONCE, create half only) and the workspace. Undefined without a nonce: the
  * provisioner then logs in and walks on its own.
  */

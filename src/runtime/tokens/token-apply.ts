@@ -1,13 +1,10 @@
-import { wasAdoptedAfterLostResponse } from "../client/ambiguous-create";
-import type { ApiClient } from "../client/client";
-import { foldTokenName, PLANNED_ID_ENV, TokenEnv } from "../protocol";
-import { type RuntimeContext, withClient } from "../shared/context";
-import { errorMessage } from "../shared/error-message";
-import { type AccountRef, accountRefIn } from "./account-identity";
-import { type AppliedRecord, type Handoff, readAppliedRecord, removeHandoff, writeAppliedRecord } from "./handoff";
-import { takeHandoff } from "./handoff-takeover";
-import { lockStaleAfterMs, lockWaitMs, withNameLock } from "./name-lock";
-import { newestSince, recordRunWrite, runTokens } from "./run-walk";
+import { wasAdoptedAfterLostResponse } from "../../client/ambiguous-create";
+import type { ApiClient } from "../../client/client";
+import { foldTokenName, PLANNED_ID_ENV, TokenEnv } from "../../protocol";
+import { type RuntimeContext, withClient } from "../../shared/context";
+import { errorMessage } from "../../shared/error-message";
+import { type AccountRef, accountRefIn } from "../account-identity";
+import { lockStaleAfterMs, lockWaitMs, withNameLock } from "../locks/name-lock";
 import {
   allTokens,
   duplicatesWarning,
@@ -17,7 +14,10 @@ import {
   requireName,
   tokensNamed,
   type TokenView,
-} from "./token-names";
+} from "../names/token-names";
+import { type AppliedRecord, type Handoff, readAppliedRecord, removeHandoff, writeAppliedRecord } from "../records/handoff";
+import { newestSince, recordRunWrite, runTokens } from "../run/run-walk";
+import { takeHandoff } from "./handoff-takeover";
 import {
   accountDigestOf,
   accountLabel,

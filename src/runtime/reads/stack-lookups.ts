@@ -1,11 +1,11 @@
-import type { FlavorFilter } from "../client/flavor-filter";
-import type { FlavorRegionGroup } from "../client/schemas";
-import { LookupKind, type LookupKindName, stackReadKey, StackReadQueryField } from "../protocol";
-import { ConfigError, envPrefixOf } from "../shared/config";
-import { errorMessage } from "../shared/error-message";
-import { fetchCatalog, type FlavorSource, UnknownRegionError } from "../shared/flavor-catalog";
-import { filterFromQuery } from "../shared/flavor-query";
-import type { Output } from "../shared/output";
+import type { FlavorFilter } from "../../client/flavor-filter";
+import type { FlavorRegionGroup } from "../../client/schemas";
+import { LookupKind, type LookupKindName, stackReadKey, StackReadQueryField } from "../../protocol";
+import { ConfigError, envPrefixOf } from "../../shared/config";
+import { errorMessage } from "../../shared/error-message";
+import { fetchCatalog, type FlavorSource, UnknownRegionError } from "../../shared/flavor-catalog";
+import { filterFromQuery } from "../../shared/flavor-query";
+import type { Output } from "../../shared/output";
 import { answerFlavors } from "./flavor-command";
 import { answerPreference, choicesFromQuery } from "./preference-command";
 

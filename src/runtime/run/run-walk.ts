@@ -1,15 +1,15 @@
 import { readFileSync, rmSync } from "node:fs";
 
-import type { ApiClient } from "../client/client";
-import { GpuCloudError } from "../client/errors";
-import type { TokensSinceMark } from "../client/pagination";
-import type { RunRef, RuntimeContext } from "../shared/context";
-import { errorMessage } from "../shared/error-message";
-import type { AccountRef } from "./account-identity";
-import { lockStaleAfterMs, lockWaitMs, withFileLock } from "./name-lock";
-import { writePrivateFile } from "./private-file";
+import type { ApiClient } from "../../client/client";
+import { GpuCloudError } from "../../client/errors";
+import type { TokensSinceMark } from "../../client/pagination";
+import type { RunRef, RuntimeContext } from "../../shared/context";
+import { errorMessage } from "../../shared/error-message";
+import type { AccountRef } from "../account-identity";
+import { writePrivateFile } from "../io/private-file";
+import { lockStaleAfterMs, lockWaitMs, withFileLock } from "../locks/name-lock";
+import { allTokens, type TokenView } from "../names/token-names";
 import { openRunFolder, runFilePath } from "./run-folder";
-import { allTokens, type TokenView } from "./token-names";
 
 /**
  * The token list as the provisioners of one apply see it (issue 24). Each provisioner is its own

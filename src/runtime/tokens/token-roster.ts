@@ -1,6 +1,6 @@
-import { DEFAULT_ENV_PREFIX, foldTokenName, type RosterEntry, RosterEnv, type RosterNow } from "../protocol";
-import { ConfigError } from "../shared/config";
-import type { RuntimeContext } from "../shared/context";
+import { DEFAULT_ENV_PREFIX, foldTokenName, type RosterEntry, RosterEnv, type RosterNow } from "../../protocol";
+import { ConfigError } from "../../shared/config";
+import type { RuntimeContext } from "../../shared/context";
 
 function parseJson(env: NodeJS.ProcessEnv, variable: string): unknown {
   const text = env[variable];

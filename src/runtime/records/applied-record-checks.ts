@@ -1,15 +1,15 @@
 import path from "node:path";
 
-import { accountEnv, DEFAULT_ENV_PREFIX } from "../protocol";
-import { accountDigestIn, accountRefIn } from "./account-identity";
+import { accountEnv, DEFAULT_ENV_PREFIX } from "../../protocol";
+import { accountDigestIn, accountRefIn } from "../account-identity";
+import type { TokenView } from "../names/token-names";
 import { type AppliedRecord, appliedRecordPath } from "./handoff";
-import type { TokenView } from "./token-names";
 
 /*
  * What the plan-time read learns from this folder's applied records beyond the token a name
  * designates: that the credentials now reach another account than the last apply's, and that
  * another workspace of the folder manages the same token. Digests (node:crypto) are computed only
- * when a record calls for a comparison, so a plan usually loads none (see ./sha256.ts).
+ * when a record calls for a comparison, so a plan usually loads none (see ../io/sha256.ts).
  */
 
 /** The account a group of the read works on: its variable prefix and construct base URL. */

@@ -1,7 +1,7 @@
-import { TokenEnv } from "../protocol";
-import type { RuntimeContext } from "../shared/context";
-import { errorMessage } from "../shared/error-message";
-import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "./handoff";
+import { TokenEnv } from "../../protocol";
+import type { RuntimeContext } from "../../shared/context";
+import { errorMessage } from "../../shared/error-message";
+import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "../records/handoff";
 import { accountDigestOf, handoffRunOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
 
 /**

@@ -1,9 +1,9 @@
-import type { ApiClient } from "../client/client";
-import { listAllTokens } from "../client/pagination";
-import type { TokenAttributes } from "../protocol";
-import { foldTokenName, MAX_TOKEN_NAME_LENGTH } from "../protocol";
-import { ConfigError } from "../shared/config";
-import type { RuntimeContext } from "../shared/context";
+import type { ApiClient } from "../../client/client";
+import { listAllTokens } from "../../client/pagination";
+import type { TokenAttributes } from "../../protocol";
+import { foldTokenName, MAX_TOKEN_NAME_LENGTH } from "../../protocol";
+import { ConfigError } from "../../shared/config";
+import type { RuntimeContext } from "../../shared/context";
 
 /** The fields of an API token this script relies on. */
 export interface TokenView {

@@ -2,11 +2,11 @@ import { closeSync, linkSync, mkdirSync, openSync, rmSync, type Stats, statSync,
 import { hostname } from "node:os";
 import path from "node:path";
 
-import { DEFAULT_ENV_PREFIX, foldTokenName, HANDOFF_DIR } from "../protocol";
-import { runBudgetMsOrDefault } from "../shared/config";
-import { accountDigest } from "./account-identity";
-import { readIfReadable } from "./private-file";
-import { sha256Hex } from "./sha256";
+import { DEFAULT_ENV_PREFIX, foldTokenName, HANDOFF_DIR } from "../../protocol";
+import { runBudgetMsOrDefault } from "../../shared/config";
+import { accountDigest } from "../account-identity";
+import { readIfReadable } from "../io/private-file";
+import { sha256Hex } from "../io/sha256";
 
 /**
  * An exclusive lock per token name (and API), held by a create half around "list, then create

@@ -1,9 +1,9 @@
-import { describeFilter, describeOffer, type FlavorFilter, selectFlavors } from "../client/flavor-filter";
-import type { Flavor, FlavorRegionGroup } from "../client/schemas";
-import type { FlavorQuery, FlavorResult } from "../protocol";
-import { type RuntimeContext, withClient } from "../shared/context";
-import { fetchCatalog } from "../shared/flavor-catalog";
-import { filterFromQuery, normalizeFlavor, parseBool } from "../shared/flavor-query";
+import { describeFilter, describeOffer, type FlavorFilter, selectFlavors } from "../../client/flavor-filter";
+import type { Flavor, FlavorRegionGroup } from "../../client/schemas";
+import type { FlavorQuery, FlavorResult } from "../../protocol";
+import { type RuntimeContext, withClient } from "../../shared/context";
+import { fetchCatalog } from "../../shared/flavor-catalog";
+import { filterFromQuery, normalizeFlavor, parseBool } from "../../shared/flavor-query";
 
 /** Plan-time lookup of every flavor that matches one filter (a Flavors whose query holds an expression). */
 export async function findFlavors(ctx: RuntimeContext, query: FlavorQuery): Promise<FlavorResult> {

@@ -1,7 +1,7 @@
-import { TOKEN_VALUE_RUN, TOKEN_VALUE_WORKSPACE, TokenValueField } from "../protocol";
-import { ConfigError, envPrefixOf } from "../shared/config";
-import { type RuntimeContext, withClient } from "../shared/context";
-import { allTokens, groupByAccount } from "./token-names";
+import { TOKEN_VALUE_RUN, TOKEN_VALUE_WORKSPACE, TokenValueField } from "../../protocol";
+import { ConfigError, envPrefixOf } from "../../shared/config";
+import { type RuntimeContext, withClient } from "../../shared/context";
+import { allTokens, groupByAccount } from "../names/token-names";
 
 /** One wanted token of the `token-value` query. */
 interface WantedToken {
@@ -46,7 +46,7 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  * designates a token: the stack's read already chose it, and an id stays the same through a rename.
  */
 export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  // The run's login, shared with its other scripts (see ./run-session.ts), at plan time too: the
+  // The run's login, shared with its other scripts (see ../run/run-session.ts), at plan time too: the
   // values are read at plan and again at apply, so a plan that uses them leaves the run's session,
   // which the apply's scripts take and the next plan removes.
   const nonce = query[TOKEN_VALUE_RUN] || undefined;

@@ -1,6 +1,6 @@
-import type { ApiClient } from "../client/client";
-import { GpuCloudError } from "../client/errors";
-import { LOGIN_OPERATION } from "../client/session";
+import type { ApiClient } from "../../client/client";
+import { GpuCloudError } from "../../client/errors";
+import { LOGIN_OPERATION } from "../../client/session";
 import {
   RetireHandoffs,
   STACK_READ_AFTER_WRITE,
@@ -15,16 +15,11 @@ import {
   StackReadQueryField,
   StackReadResultField,
   type StackReadToken,
-} from "../protocol";
-import { ConfigError, envPrefixOf } from "../shared/config";
-import { type RuntimeContext, withClient } from "../shared/context";
-import { errorMessage } from "../shared/error-message";
-import { accountRefIn } from "./account-identity";
-import { accountSwitchError, sharedWithWorkspacesWarning } from "./applied-record-checks";
-import { type AppliedRecord, readAppliedRecords, retireHandoffs } from "./handoff";
-import { newRunNonce, sweepRunFolder } from "./run-folder";
-import { takenRunTokens } from "./run-walk";
-import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
+} from "../../protocol";
+import { ConfigError, envPrefixOf } from "../../shared/config";
+import { type RuntimeContext, withClient } from "../../shared/context";
+import { errorMessage } from "../../shared/error-message";
+import { accountRefIn } from "../account-identity";
 import {
   allTokens,
   duplicatesWarning,
@@ -35,7 +30,12 @@ import {
   tokenAttributes,
   tokensNamed,
   type TokenView,
-} from "./token-names";
+} from "../names/token-names";
+import { accountSwitchError, sharedWithWorkspacesWarning } from "../records/applied-record-checks";
+import { type AppliedRecord, readAppliedRecords, retireHandoffs } from "../records/handoff";
+import { newRunNonce, sweepRunFolder } from "../run/run-folder";
+import { takenRunTokens } from "../run/run-walk";
+import { answerLookups, lookupLabel, parseLookup, type StackLookup } from "./stack-lookups";
 
 /** One managed token as the stack's query describes it, with where it sits in the query. */
 export interface ManagedToken extends StackReadToken {
@@ -221,7 +221,7 @@ function warningsFor(
 export async function stackRead(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const afterWrite = query[STACK_READ_AFTER_WRITE] === "true";
   const workspace = query[STACK_READ_WORKSPACE];
-  // A read after the writes shares the walk and login of the run's provisioners (see ./run-folder.ts).
+  // A read after the writes shares the walk and login of the run's provisioners (see ../run/run-folder.ts).
   // The plan-time read keeps its own: it makes the run's nonce, before any script of its run.
   const nonce = afterWrite ? query[STACK_READ_RUN_NONCE] || undefined : undefined;
   const ctx: RuntimeContext = nonce !== undefined && workspace !== undefined ? { ...input, run: { nonce, workspace } } : input;

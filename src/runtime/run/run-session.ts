@@ -1,8 +1,8 @@
-import { GpuCloudError } from "../client/errors";
-import type { Session, SessionStore } from "../client/session";
-import { errorMessage } from "../shared/error-message";
-import { withFileLock } from "./name-lock";
-import { readIfReadable, writePrivateFile } from "./private-file";
+import { GpuCloudError } from "../../client/errors";
+import type { Session, SessionStore } from "../../client/session";
+import { errorMessage } from "../../shared/error-message";
+import { readIfReadable, writePrivateFile } from "../io/private-file";
+import { withFileLock } from "../locks/name-lock";
 import { openRunFolder, type RunFileKey, runFilePath } from "./run-folder";
 
 /**

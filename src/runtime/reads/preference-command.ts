@@ -1,11 +1,11 @@
-import { describeFilter, describeOffer, type FlavorFilter, selectFlavors } from "../client/flavor-filter";
-import type { FlavorRegionGroup } from "../client/schemas";
-import { flavorChoicePrefix, type FlavorPreferenceQuery, type FlavorPreferenceResult } from "../protocol";
-import { ConfigError } from "../shared/config";
-import { type RuntimeContext, withClient } from "../shared/context";
-import { fetchCatalog } from "../shared/flavor-catalog";
-import { filterFromQuery, normalizeFlavor, parseCount } from "../shared/flavor-query";
-import type { Output } from "../shared/output";
+import { describeFilter, describeOffer, type FlavorFilter, selectFlavors } from "../../client/flavor-filter";
+import type { FlavorRegionGroup } from "../../client/schemas";
+import { flavorChoicePrefix, type FlavorPreferenceQuery, type FlavorPreferenceResult } from "../../protocol";
+import { ConfigError } from "../../shared/config";
+import { type RuntimeContext, withClient } from "../../shared/context";
+import { fetchCatalog } from "../../shared/flavor-catalog";
+import { filterFromQuery, normalizeFlavor, parseCount } from "../../shared/flavor-query";
+import type { Output } from "../../shared/output";
 
 /**
  * Plan-time choice among ordered filters (a FlavorPreference whose query holds an expression):

@@ -1,5 +1,5 @@
-import type { RuntimeContext } from "../shared/context";
-import { type Handoff, readHandoff, removeHandoff, writeHandoff } from "./handoff";
+import type { RuntimeContext } from "../../shared/context";
+import { type Handoff, readHandoff, removeHandoff, writeHandoff } from "../records/handoff";
 import { accountDigestOf, accountLabel, constructLabel, type TokenScope } from "./token-scope";
 
 /**
