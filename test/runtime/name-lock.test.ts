@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSy
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 
-import { ABANDONED_BREAK_MS, nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/locks/name-lock";
+import { ABANDONED_BREAK_MS } from "../../src/runtime/locks/file-lock";
+import { nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/locks/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 
 // The module object itself (not an import namespace), so that its functions can be spied on.
@@ -54,16 +55,9 @@ describe("name lock: breaking a stale lock", () => {
 
     let ran = false;
     await expect(
-      withNameLock(
-        cwd,
-        API,
-        "ci",
-        600,
-        () => undefined,
-        async () => {
-          ran = true;
-        },
-      ),
+      withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 600, onWait: () => undefined }, async () => {
+        ran = true;
+      }),
     ).rejects.toThrow(/gave up waiting/);
     expect(interposed).toBe(true);
     expect(ran).toBe(false);
@@ -78,26 +72,12 @@ describe("name lock: breaking a stale lock", () => {
       writeFileSync(file, content);
       // Fresh: no process is known to be gone, so a waiter waits.
       await expect(
-        withNameLock(
-          cwd,
-          API,
-          "ci",
-          300,
-          () => undefined,
-          async () => undefined,
-        ),
+        withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 300, onWait: () => undefined }, async () => undefined),
       ).rejects.toThrow(/gave up waiting/);
       const old = new Date(Date.now() - STALE_LOCK_MS - 1_000);
       utimesSync(file, old, old);
       await expect(
-        withNameLock(
-          cwd,
-          API,
-          "ci",
-          2_000,
-          () => undefined,
-          async () => "held",
-        ),
+        withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 2_000, onWait: () => undefined }, async () => "held"),
       ).resolves.toBe("held");
       expect(existsSync(file)).toBe(false);
     }
@@ -107,16 +87,9 @@ describe("name lock: breaking a stale lock", () => {
     const cwd = folder();
     const file = nameLockPath(cwd, API, "ci");
     let seen: string | undefined;
-    await withNameLock(
-      cwd,
-      API,
-      "ci",
-      1_000,
-      () => undefined,
-      async () => {
-        seen = readFileSync(file, "utf8");
-      },
-    );
+    await withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 1_000, onWait: () => undefined }, async () => {
+      seen = readFileSync(file, "utf8");
+    });
     expect(seen).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[a-z0-9]+\n$`));
     // No temporary file is left beside it.
     expect(readdirSync(path.dirname(file))).toEqual([]);
@@ -130,16 +103,9 @@ describe("name lock: breaking a stale lock", () => {
     const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
     utimesSync(file, old, old);
     let ran = false;
-    await withNameLock(
-      cwd,
-      API,
-      "old",
-      2_000,
-      () => undefined,
-      async () => {
-        ran = true;
-      },
-    );
+    await withNameLock({ cwd, apiUrl: API, name: "old", waitMs: 2_000, onWait: () => undefined }, async () => {
+      ran = true;
+    });
     expect(ran).toBe(true);
     expect(existsSync(file)).toBe(false);
     expect(fs.readdirSync(path.dirname(file))).toEqual([]);
@@ -189,16 +155,9 @@ describe("name lock: breaking a stale lock", () => {
     test("its process is gone: the next waiter breaks the lock at once, and no marker stays", async () => {
       const { cwd, file } = await markerLeftBehind("killed");
       let ran = false;
-      await withNameLock(
-        cwd,
-        API,
-        "killed",
-        2_000,
-        () => undefined,
-        async () => {
-          ran = true;
-        },
-      );
+      await withNameLock({ cwd, apiUrl: API, name: "killed", waitMs: 2_000, onWait: () => undefined }, async () => {
+        ran = true;
+      });
       expect(ran).toBe(true);
       expect(readdirSync(path.dirname(file))).toEqual([]);
     });
@@ -207,28 +166,14 @@ describe("name lock: breaking a stale lock", () => {
       const { cwd, file, marker } = await markerLeftBehind("other-host");
       writeFileSync(marker, "1\nsome-other-host\n");
       await expect(
-        withNameLock(
-          cwd,
-          API,
-          "other-host",
-          600,
-          () => undefined,
-          async () => undefined,
-        ),
+        withNameLock({ cwd, apiUrl: API, name: "other-host", waitMs: 600, onWait: () => undefined }, async () => undefined),
       ).rejects.toThrow(/gave up waiting/);
       const old = new Date(Date.now() - ABANDONED_BREAK_MS - 5_000);
       utimesSync(marker, old, old);
       let ran = false;
-      await withNameLock(
-        cwd,
-        API,
-        "other-host",
-        2_000,
-        () => undefined,
-        async () => {
-          ran = true;
-        },
-      );
+      await withNameLock({ cwd, apiUrl: API, name: "other-host", waitMs: 2_000, onWait: () => undefined }, async () => {
+        ran = true;
+      });
       expect(ran).toBe(true);
       expect(readdirSync(path.dirname(file))).toEqual([]);
     });

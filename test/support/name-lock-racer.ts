@@ -12,18 +12,11 @@ async function race(): Promise<void> {
   while (Date.now() < Number(startAtText)) {
     // spin: every contender leaves the mark at the same moment
   }
-  await withNameLock(
-    cwd,
-    apiUrl,
-    name,
-    30_000,
-    () => undefined,
-    async () => {
-      const entered = now();
-      await new Promise((resolve) => setTimeout(resolve, Number(holdMsText)));
-      appendFileSync(log, `${process.pid} ${entered} ${now()}\n`);
-    },
-  );
+  await withNameLock({ cwd, apiUrl, name, waitMs: 30_000, onWait: () => undefined }, async () => {
+    const entered = now();
+    await new Promise((resolve) => setTimeout(resolve, Number(holdMsText)));
+    appendFileSync(log, `${process.pid} ${entered} ${now()}\n`);
+  });
 }
 
 race().then(

@@ -2,7 +2,7 @@ import { GpuCloudError } from "../../client/errors";
 import type { Session, SessionStore } from "../../client/session";
 import { errorMessage } from "../../shared/error-message";
 import { readIfReadable, writePrivateFile } from "../io/private-file";
-import { withFileLock } from "../locks/name-lock";
+import { withFileLock } from "../locks/file-lock";
 import { openRunFolder, type RunFileKey, runFilePath } from "./run-folder";
 
 /**

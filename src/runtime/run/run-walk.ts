@@ -7,7 +7,8 @@ import type { RunRef, RuntimeContext } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import type { AccountRef } from "../account-identity";
 import { writePrivateFile } from "../io/private-file";
-import { lockStaleAfterMs, lockWaitMs, withFileLock } from "../locks/name-lock";
+import { withFileLock } from "../locks/file-lock";
+import { lockStaleAfterMs, lockWaitMs } from "../locks/name-lock";
 import { allTokens, type TokenView } from "../names/token-names";
 import { openRunFolder, runFilePath } from "./run-folder";
 

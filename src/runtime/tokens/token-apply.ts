@@ -77,14 +77,16 @@ function underNameLock<T>(apply: ApplyRequest, fn: (client: ApiClient) => Promis
     scope.baseUrl,
     (client) =>
       withNameLock(
-        ctx.cwd,
-        apiUrlOf(scope, ctx.env),
-        name,
-        lockWaitMs(ctx.env),
-        ctx.out.info,
+        {
+          cwd: ctx.cwd,
+          apiUrl: apiUrlOf(scope, ctx.env),
+          envPrefix: scope.envPrefix,
+          name,
+          waitMs: lockWaitMs(ctx.env),
+          staleAfterMs: lockStaleAfterMs(ctx.env),
+          onWait: ctx.out.info,
+        },
         () => fn(client),
-        lockStaleAfterMs(ctx.env),
-        scope.envPrefix,
       ),
     scope.envPrefix,
   );
