@@ -11,7 +11,7 @@ import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import type { EmulatorFaults } from "../../src/emulator/types";
-import type { TokenView } from "../../src/runtime/names/token-names";
+import type { TokenView } from "../../src/runtime/names/token-list";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
 import { recordRunWrite, runTokens, takenRunTokens } from "../../src/runtime/run/run-walk";
 import type { RuntimeContext } from "../../src/shared/context";

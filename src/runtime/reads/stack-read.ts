@@ -19,18 +19,12 @@ import {
 import { ConfigError, envPrefixOf } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
+import { groupByAccount } from "../account-groups";
 import { accountRefIn } from "../account-identity";
-import {
-  allTokens,
-  duplicatesWarning,
-  groupByAccount,
-  NO_TOKEN_ATTRIBUTES,
-  pickByPreviousNames,
-  requireName,
-  tokenAttributes,
-  tokensNamed,
-  type TokenView,
-} from "../names/token-names";
+import { requireName } from "../names/name-input";
+import { tokensNamed } from "../names/name-match";
+import { duplicatesWarning, pickByPreviousNames } from "../names/name-pick";
+import { allTokens, NO_TOKEN_ATTRIBUTES, tokenAttributes, type TokenView } from "../names/token-list";
 import { accountSwitchError, sharedWithWorkspacesWarning } from "../records/applied-record-checks";
 import { type AppliedRecord, readAppliedRecords, retireHandoffs } from "../records/handoff";
 import { newRunNonce, sweepRunFolder } from "../run/run-folder";

@@ -2,7 +2,7 @@ import path from "node:path";
 
 import { accountEnv, DEFAULT_ENV_PREFIX } from "../../protocol";
 import { accountDigestIn, accountRefIn } from "../account-identity";
-import type { TokenView } from "../names/token-names";
+import type { TokenView } from "../names/token-list";
 import { type AppliedRecord, appliedRecordPath } from "./handoff";
 
 /*

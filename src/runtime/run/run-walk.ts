@@ -9,7 +9,7 @@ import type { AccountRef } from "../account-identity";
 import { writePrivateFile } from "../io/private-file";
 import { withFileLock } from "../locks/file-lock";
 import { lockStaleAfterMs, lockWaitMs } from "../locks/name-lock";
-import { allTokens, type TokenView } from "../names/token-names";
+import { allTokens, type TokenView } from "../names/token-list";
 import { openRunFolder, runFilePath } from "./run-folder";
 
 /**

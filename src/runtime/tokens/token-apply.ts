@@ -5,16 +5,10 @@ import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import { type AccountRef, accountRefIn } from "../account-identity";
 import { lockStaleAfterMs, lockWaitMs, withNameLock } from "../locks/name-lock";
-import {
-  allTokens,
-  duplicatesWarning,
-  parsePreviousNames,
-  pickByName,
-  pickByPreviousNames,
-  requireName,
-  tokensNamed,
-  type TokenView,
-} from "../names/token-names";
+import { parsePreviousNames, requireName } from "../names/name-input";
+import { tokensNamed } from "../names/name-match";
+import { duplicatesWarning, pickByName, pickByPreviousNames } from "../names/name-pick";
+import { allTokens, type TokenView } from "../names/token-list";
 import { type AppliedRecord, type Handoff, readAppliedRecord, removeHandoff, writeAppliedRecord } from "../records/handoff";
 import { newestSince, recordRunWrite, runTokens } from "../run/run-walk";
 import { takeHandoff } from "./handoff-takeover";

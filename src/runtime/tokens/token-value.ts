@@ -1,7 +1,8 @@
 import { TOKEN_VALUE_RUN, TOKEN_VALUE_WORKSPACE, TokenValueField } from "../../protocol";
 import { ConfigError, envPrefixOf } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
-import { allTokens, groupByAccount } from "../names/token-names";
+import { groupByAccount } from "../account-groups";
+import { allTokens } from "../names/token-list";
 
 /** One wanted token of the `token-value` query. */
 interface WantedToken {
