@@ -91,6 +91,6 @@ export const TOKEN_ENV_FROM_TRIGGER: Readonly<Record<string, string>> = {
  * the same apply, where each create half records the token it applied (read by a later create half
  * to warn about a token left behind), and where the per-name create locks live. Records are scoped to
  * the workspace, the construct, the API and the terraform run ({@link TokenEnv.RUN}; see
- * runtime/records/handoff.ts, runtime/locks/name-lock.ts).
+ * runtime/records/handoff.ts, runtime/records/applied-record.ts, runtime/locks/name-lock.ts).
  */
 export const HANDOFF_DIR = ".gpucloud-handoff";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { accountDigest } from "../../src/runtime/account-identity";
 import { nameLockPath } from "../../src/runtime/locks/name-lock";
-import { readAppliedRecord } from "../../src/runtime/records/handoff";
+import { readAppliedRecord } from "../../src/runtime/records/applied-record";
 import { applyToken } from "../../src/runtime/tokens/token-apply";
 import { releaseToken } from "../../src/runtime/tokens/token-release";
 import type { RuntimeContext } from "../../src/shared/context";

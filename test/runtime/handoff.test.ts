@@ -3,16 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { accountDigest } from "../../src/runtime/account-identity";
-import {
-  type Handoff,
-  readAppliedRecord,
-  readHandoff,
-  removeAppliedRecord,
-  removeHandoff,
-  retireHandoffs,
-  writeAppliedRecord,
-  writeHandoff,
-} from "../../src/runtime/records/handoff";
+import { readAppliedRecord, removeAppliedRecord, writeAppliedRecord } from "../../src/runtime/records/applied-record";
+import { type Handoff, readHandoff, removeHandoff, retireHandoffs, writeHandoff } from "../../src/runtime/records/handoff";
 
 const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));
 const record = (over: Partial<Handoff> = {}): Handoff => ({

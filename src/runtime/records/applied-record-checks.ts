@@ -3,7 +3,7 @@ import path from "node:path";
 import { accountEnv, DEFAULT_ENV_PREFIX } from "../../protocol";
 import { accountDigestIn, accountRefIn } from "../account-identity";
 import type { TokenView } from "../names/token-list";
-import { type AppliedRecord, appliedRecordPath } from "./handoff";
+import { type AppliedRecord, appliedRecordPath } from "./applied-record";
 
 /*
  * What the plan-time read learns from this folder's applied records beyond the token a name

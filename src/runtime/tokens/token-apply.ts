@@ -9,7 +9,8 @@ import { parsePreviousNames, requireName } from "../names/name-input";
 import { tokensNamed } from "../names/name-match";
 import { duplicatesWarning, pickByName, pickByPreviousNames } from "../names/name-pick";
 import { allTokens, type TokenView } from "../names/token-list";
-import { type AppliedRecord, type Handoff, readAppliedRecord, removeHandoff, writeAppliedRecord } from "../records/handoff";
+import { type AppliedRecord, readAppliedRecord, writeAppliedRecord } from "../records/applied-record";
+import { type Handoff, removeHandoff } from "../records/handoff";
 import { newestSince, recordRunWrite, runTokens } from "../run/run-walk";
 import { takeHandoff } from "./handoff-takeover";
 import {

@@ -1,7 +1,8 @@
 import { TokenEnv } from "../../protocol";
 import type { RuntimeContext } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
-import { readAppliedRecord, removeAppliedRecord, writeHandoff } from "../records/handoff";
+import { readAppliedRecord, removeAppliedRecord } from "../records/applied-record";
+import { writeHandoff } from "../records/handoff";
 import { accountDigestOf, handoffRunOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
 
 /**

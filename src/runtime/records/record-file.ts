@@ -1,0 +1,48 @@
+import { rmSync } from "node:fs";
+import path from "node:path";
+
+import { HANDOFF_DIR } from "../../protocol";
+import { readIfReadable, writePrivateFile } from "../io/private-file";
+import { sha256Hex } from "../io/sha256";
+
+/*
+ * The files of the hand-off folder that hold records (hand-offs, ./handoff.ts, and applied records,
+ * ./applied-record.ts): one JSON object each, named after the construct's key and a digest of the
+ * workspace, written whole (mode 0600) and read as absent when they cannot be read.
+ */
+
+export type RecordKind = "handoff" | "applied";
+
+/** The file of a record: `<key>.<workspace digest>.json` for a hand-off, `….applied.json` for an applied record. */
+export function recordPath(cwd: string, kind: RecordKind, workspace: string, key: string): string {
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(key)) throw new Error(`invalid hand-off key "${key}"`);
+  // Workspace names are free text to us: hashed into the file name, kept verbatim inside.
+  const ws = sha256Hex(workspace).slice(0, 16);
+  const suffix = kind === "handoff" ? "json" : "applied.json";
+  return path.join(cwd, HANDOFF_DIR, `${key}.${ws}.${suffix}`);
+}
+
+export function writeRecord(file: string, record: object): void {
+  writePrivateFile(file, JSON.stringify(record) + "\n");
+}
+
+/**
+ * The record in `file`, or undefined. A file that cannot be read is taken as absent; one that is read
+ * but holds no JSON object is damaged: it is warned about and removed.
+ */
+export function readRecord(file: string, cwd: string, warn: (line: string) => void): Record<string, unknown> | undefined {
+  const text = readIfReadable(file);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+    return parsed as Record<string, unknown>;
+  } catch {
+    warn(`ignoring unreadable hand-off file ${path.relative(cwd, file)}`);
+    rmSync(file, { force: true });
+    return undefined;
+  }
+}
+
+/** A field a record may leave out. */
+export const optionalString = (v: unknown): boolean => v === undefined || typeof v === "string";
