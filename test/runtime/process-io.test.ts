@@ -1,5 +1,5 @@
 /**
- * The script's stdout and stderr (src/runtime/process-io.ts): blocking writes on the
+ * The script's stdout and stderr (src/runtime/io/process-io.ts): blocking writes on the
  * descriptors, the streams only from the first failed write on, with no byte lost or reordered.
  */
 import { PassThrough } from "node:stream";

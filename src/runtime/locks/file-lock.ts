@@ -113,7 +113,7 @@ const MAX_BREAK_GENERATIONS = 8;
 /**
  * Removes the lock `seen`, judged stale, unless it has been replaced. Reading, comparing and
  * deleting is not atomic by itself: two waiters judge the same stale lock, the first deletes it
- * and takes a fresh one, the second deletes that fresh lock, and two creates of one name run at
+ * and takes a fresh one, the second deletes that fresh lock, and two holders run at
  * once. So only one waiter may break a given lock: the one that creates (O_EXCL) the break
  * marker named after that lock's identity (content with its nonce, inode, mtime). Holding it,
  * the waiter checks the file is still that lock, deletes it, then the marker. A later waiter
