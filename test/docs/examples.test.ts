@@ -14,6 +14,7 @@ import path from "node:path";
 
 import ts from "typescript";
 
+import { CDKTF_INIT_COMPILER_OPTIONS } from "../package/consumer";
 import { type MarkdownExample, typescriptExamples, userDocs } from "../support/markdown-examples";
 
 const root = path.resolve(__dirname, "../..");
@@ -29,30 +30,11 @@ const initContext: Record<Flavour, Record<string, string>> = {
   cdktn: { failOnConstructsOutsideOfStacks: "true", canonicalAssetHashes: "true" },
 };
 
-/** The compiler settings of the typescript template's tsconfig.json (the same in both CLIs). */
-const templateCompilerOptions: ts.CompilerOptions = {
-  alwaysStrict: true,
-  declaration: true,
-  experimentalDecorators: true,
-  inlineSourceMap: true,
-  inlineSources: true,
-  lib: ["lib.es2018.d.ts"],
-  module: ts.ModuleKind.CommonJS,
-  noEmitOnError: true,
-  noFallthroughCasesInSwitch: true,
-  noImplicitAny: true,
-  noImplicitReturns: true,
-  noImplicitThis: true,
-  noUnusedLocals: true,
-  noUnusedParameters: true,
-  resolveJsonModule: true,
-  strict: true,
-  strictNullChecks: true,
-  strictPropertyInitialization: true,
-  stripInternal: true,
-  target: ts.ScriptTarget.ES2018,
-  skipLibCheck: true,
-};
+/** The compiler settings of the typescript template's tsconfig.json (the same in both CLIs; one home: the packaging tests'). */
+const templateCompilerOptions: ts.CompilerOptions = ts.convertCompilerOptionsFromJson(
+  { ...CDKTF_INIT_COMPILER_OPTIONS, incremental: false },
+  root,
+).options;
 
 function inFlavour(code: string, flavour: Flavour): string {
   return flavour === "cdktn"
