@@ -222,6 +222,12 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   const ctx: RuntimeContext = nonce !== undefined && workspace !== undefined ? { ...input, run: { nonce, workspace } } : input;
   const { tokens: managed, lookups } = parseStackQuery(query);
   const warnings: string[] = [];
+  // What the user must see even when the read succeeds: in the log, and in the plan's check block
+  // (Terraform shows an external program's stderr only when it fails).
+  const warnInPlan = (line: string) => {
+    ctx.out.warn(line);
+    warnings.push(line);
+  };
   const lookupErrors: string[] = [];
   const result: Record<string, string> = {};
   const run = query[STACK_READ_RUN] || undefined;
@@ -231,13 +237,9 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
     result[STACK_READ_RUN_NONCE] = runNonce;
     // Before any provisioner of this run: what earlier runs handed off is never taken over now,
     // and their walks and sessions are of no more use.
-    // Best effort: a folder that cannot be cleaned is said in the plan (the check block), never fails it.
-    const cleanupWarning = (line: string) => {
-      ctx.out.warn(line);
-      warnings.push(line);
-    };
-    if (run && retire) retireHandoffs(ctx.cwd, workspace, run, retire === RetireHandoffs.ALL, cleanupWarning);
-    sweepRunFolder(ctx.env, { cwd: ctx.cwd, workspace, nonce: runNonce }, cleanupWarning);
+    // Best effort: a folder that cannot be cleaned is said in the plan, never fails it.
+    if (run && retire) retireHandoffs(ctx.cwd, workspace, run, retire === RetireHandoffs.ALL, warnInPlan);
+    sweepRunFolder(ctx.env, { cwd: ctx.cwd, workspace, nonce: runNonce }, warnInPlan);
   }
   // What this folder last applied (records, not secrets), when the query names the workspace.
   const applied = new Map<string, AppliedRecord>();
@@ -294,7 +296,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
               // Before anything is planned on it: credentials that now reach another account fail the plan.
               const switched = afterWrite ? undefined : accountSwitchError(ctx.cwd, last, walk.value, account);
               if (switched !== undefined) throw new ReadError(new Error(switched), [m]);
-              observeManaged(ctx, m, walk.value, last, afterWrite, warnings, result);
+              observeManaged(ctx, m, walk.value, last, afterWrite, warnInPlan, result);
               const shared = afterWrite
                 ? undefined
                 : sharedWithWorkspacesWarning(
@@ -303,10 +305,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
                     otherWorkspaces,
                     account,
                   );
-              if (shared !== undefined) {
-                ctx.out.warn(shared);
-                warnings.push(shared);
-              }
+              if (shared !== undefined) warnInPlan(shared);
             }
           }
           lookupErrors.push(...catalog.value);
@@ -354,14 +353,13 @@ function observeManaged(
   tokens: readonly TokenView[],
   last: AppliedRecord | undefined,
   afterWrite: boolean,
-  warnings: string[],
+  warnInPlan: (line: string) => void,
   result: Record<string, string>,
 ): void {
   const named = tokensNamed(tokens, m.name, last?.id);
   // A pending record is no apply that finished: no "now resolves to another id" from it.
   const found = warningsFor(m, tokens, named, last?.pending ? undefined : last);
-  for (const line of found) ctx.out.warn(line);
-  warnings.push(...found);
+  for (const line of found) warnInPlan(line);
   if (afterWrite && named.matches.length === 0) {
     // Not an error: this read also runs at plan time when no write is pending, e.g. in
     // `terraform plan -refresh-only` after the token was deleted in the console, which must
