@@ -3,15 +3,16 @@ import { Aspects, Lazy, TerraformLocal, type TerraformResource, TerraformStack, 
 import { Construct } from "constructs";
 
 import {
+  LISTED_ONLY_FIELDS,
   type LookupKindName,
   RetireHandoffs,
   RuntimeCommand,
   STACK_READ_AFTER_WRITE,
+  STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
   STACK_READ_RUN,
   STACK_READ_RUN_NONCE,
-  STACK_READ_VALUE_SLOTS,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
   stackReadKey,
@@ -55,6 +56,11 @@ interface AfterWriteGroup {
   readonly query: Record<string, string>;
   /** The slots (see stackReadKey) of the group's tokens. */
   readonly slots: string[];
+  /**
+   * The slots whose LISTED_ONLY_FIELDS the stack refers to (see STACK_READ_LISTED_SLOTS), and
+   * whether synthesis has written them into the query (no slot can join after that).
+   */
+  readonly listed: { readonly slots: string[]; written: boolean };
   /** The group's sync resources: the read waits for them. */
   readonly writes: string[];
 }
@@ -206,7 +212,18 @@ export class StackRead extends Construct {
    */
   attributeExpression(key: string, field: string): string {
     const slot = this.slot(key);
-    return `local.${this.group(key).attributes.friendlyUniqueId}["${slot}"]["${stackReadKey(slot, field)}"]`;
+    const group = this.group(key);
+    if (LISTED_ONLY_FIELDS.includes(field) && !group.listed.slots.includes(slot)) {
+      if (group.listed.written) {
+        // The query went out without this slot: the read after a create would give "" for the field.
+        throw new Error(
+          `cdktf-gpucloud: an ApiToken's ${field} was first referred to while the stack was being synthesized; ` +
+            "refer to it before app.synth() (in a constructor or an aspect), not inside a Lazy value",
+        );
+      }
+      group.listed.slots.push(slot);
+    }
+    return `local.${group.attributes.friendlyUniqueId}["${slot}"]["${stackReadKey(slot, field)}"]`;
   }
 
   /** The Terraform expression (text) of one field of a token in the plan-time read's result. */
@@ -252,11 +269,17 @@ export class StackRead extends Construct {
       // resource's attribute): then every group's read after the writes has its one instance.
       // Otherwise it has one only while some token of the group has no id yet (see plannedKnown).
       const whileIdUnknown = () => `\${alltrue([for k in ${JSON.stringify(slots)} : ${plannedKnown("k")}]) ? 0 : 1}`;
-      // The slots whose attributes come from this read (see attributes below): only their values need listing.
-      const valueSlots = () => `\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${plannedKnown("k")})])}`;
+      // Of the slots whose attributes come from this read (see attributes below), those whose value
+      // or last use the stack refers to: only they make the read list back to their tokens.
+      const listed = { slots: [] as string[], written: false };
+      const listedQuery = () => {
+        listed.written = true;
+        const slots = JSON.stringify(listed.slots);
+        return listed.slots.length === 0 ? "" : `\${join(",", [for k in ${slots} : k if !(${plannedKnown("k")})])}`;
+      };
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
         program: externalProgram(this, RuntimeCommand.STACK_READ),
-        query: Lazy.anyValue({ produce: () => ({ ...query, [STACK_READ_VALUE_SLOTS]: valueSlots() }) }) as unknown as Record<
+        query: Lazy.anyValue({ produce: () => ({ ...query, [STACK_READ_LISTED_SLOTS]: listedQuery() }) }) as unknown as Record<
           string,
           string
         >,
@@ -279,7 +302,7 @@ export class StackRead extends Construct {
             `${this.resultAddress} : one(data.external.${data.friendlyUniqueId}[*].result)}}`,
         }),
       );
-      group = { data, attributes, query, slots, writes };
+      group = { data, attributes, query, slots, listed, writes };
       this.groups.push(group);
     }
     group.slots.push(slot);

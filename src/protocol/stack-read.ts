@@ -22,11 +22,13 @@ export const STACK_READ_AFTER_WRITE = "after_write";
 
 /**
  * A query key without a token key, in a read after the writes only: the slots (comma-separated)
- * whose attributes the constructs take from this read, those the plan-time read found no id for.
- * Only their fields are sure to be what the API lists now; the others may come from the run's walk
- * file (`token` "", `last_used` "0"): the constructs take theirs from the plan-time read.
+ * that need the API's listing: the plan-time read found no id for them (a create, a rename through
+ * a hand-off), so the constructs take their attributes from this read, and the stack refers to one
+ * of their {@link LISTED_ONLY_FIELDS}. The others' fields may come from the run's walk file
+ * (`token` "", `last_used` "0"), which lets this read start at the walk's mark rather than page
+ * back to the oldest token the run created.
  */
-export const STACK_READ_VALUE_SLOTS = "value_slots";
+export const STACK_READ_LISTED_SLOTS = "listed_slots";
 
 /** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
 export const STACK_READ_WORKSPACE = "workspace";
@@ -150,6 +152,9 @@ export const StackReadResultField = {
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
   REASON: "reason",
 } as const;
+
+/** Attributes only the API's listing gives: the run's walk file keeps neither a value nor a last use. */
+export const LISTED_ONLY_FIELDS: readonly string[] = [StackReadResultField.TOKEN, StackReadResultField.LAST_USED];
 
 /** A token's attributes, as the stack's read reports them (all strings). */
 export interface TokenAttributes {

@@ -3,7 +3,7 @@ import path from "node:path";
 
 import { ExternalProvider } from "@cdktf/provider-external/lib/provider";
 import { NullProvider } from "@cdktf/provider-null/lib/provider";
-import { App, Fn, Op, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
+import { App, Fn, Lazy, Op, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { type Construct, Node } from "constructs";
 
 import { ApiToken } from "../../src";
@@ -98,12 +98,13 @@ describe("ApiToken synthesis", () => {
     // The read after the writes retires nothing: other tokens' create halves may still be to come.
     // It has the run's nonce (from the plan-time read), to share the run's walk and login.
     const { retire_handoffs: _retire, run: _run, ...tokensQuery } = planTimeRead.query;
-    // value_slots: the group's tokens the plan-time read found no id for, whose values this read must give.
+    // listed_slots: none, since the stack refers to no token's value or last use, so the read after a
+    // create needs no listing back to it (the run's walk gives the id, name and description).
     expect(read.query).toEqual({
       ...tokensQuery,
       after_write: "true",
       run_nonce: `\${local.${observedName}["run_nonce"]}`,
-      value_slots: `\${join(",", [for k in ["t0"] : k if !(local.${observedName}["\${k}.id"] != "")])}`,
+      listed_slots: "",
     });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${planTimeReadName}.result}`);
@@ -166,11 +167,27 @@ describe("ApiToken synthesis", () => {
     expect(json.terraform.required_version).toBe(">= 1.5.0");
   });
 
+  test("a value first referred to while the stack is synthesized fails synthesis, naming the field, rather than read as empty", () => {
+    expect(() =>
+      synth((stack) => {
+        const token = new ApiToken(stack, "late", { name: "late-one" });
+        new TerraformOutput(stack, "late_value", { value: Lazy.stringValue({ produce: () => token.token }), sensitive: true });
+      }),
+    ).toThrow(/an ApiToken's token was first referred to while the stack was being synthesized/);
+  });
+
   test("a read after the writes per group of 25 tokens: each waits for its own tokens only, and their attributes refer to it", () => {
+    // Every third token's value and the last use of token 1 are referred to: their slots need the API's listing.
+    const listed = new Set<number>([1]);
     const json = synth((stack) => {
       for (let i = 0; i < 60; i++) {
         const token = new ApiToken(stack, `t${i}`, { name: `token-${i}` });
         new TerraformOutput(stack, `id${i}`, { value: token.tokenId });
+        if (i % 3 === 0) {
+          listed.add(i);
+          new TerraformOutput(stack, `value${i}`, { value: token.token, sensitive: true });
+        }
+        if (i === 1) new TerraformOutput(stack, "used1", { value: token.lastUsed });
       }
     });
     const externals = json.data.external as Record<string, any>;
@@ -193,7 +210,9 @@ describe("ApiToken synthesis", () => {
       expect(read.count).toBe(`\${alltrue([for k in ${JSON.stringify(slots)} : ${idKnown}]) ? 0 : 1}`);
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      expect(read.query.value_slots).toBe(`\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${idKnown})])}`);
+      // Of the slots the plan-time read found no id for, those whose value or last use the stack refers to.
+      const listedSlots = members.filter((i) => listed.has(i)).map((i) => slots[i - g * 25]);
+      expect(read.query.listed_slots).toBe(`\${join(",", [for k in ${JSON.stringify(listedSlots)} : k if !(${idKnown})])}`);
       // The run's nonce, which the plan-time read made: this read takes the run's walk and login, never another run's.
       expect(read.query.run_nonce).toBe(`\${local.${observedName}["run_nonce"]}`);
       expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 4);
@@ -214,7 +233,7 @@ describe("ApiToken synthesis", () => {
     });
     // Together, the groups ask exactly what the plan-time read asks, less its run fields.
     delete merged.after_write;
-    delete merged.value_slots;
+    delete merged.listed_slots;
     delete merged.run_nonce;
     const {
       retire_handoffs: _retire,

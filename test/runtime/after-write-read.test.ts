@@ -71,7 +71,7 @@ describe("the read after the writes takes the run's walk", () => {
     const { api, client, provisioners, read } = await setUp();
     const created = await provisioners((c) => c.createToken({ name: "fresh-one" }));
     // t1 is a token the plan-time read already found: the constructs take its value from that read.
-    const { result, lists } = await read(afterWrite({ value_slots: "t0", "t0.name": "fresh-one", "t1.name": "other-7" }));
+    const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "fresh-one", "t1.name": "other-7" }));
     expect(result["t0.id"]).toBe(created.id);
     expect(result["t0.token"]).toBe(created.token);
     expect(result["t0.in_sync"]).toBe("true");
@@ -84,10 +84,22 @@ describe("the read after the writes takes the run's walk", () => {
     const { api, client, provisioners, read } = await setUp();
     const old = api.tokens().find((t) => t.name === "other-3")!;
     await provisioners((c) => c.updateToken(old.id, { name: "renamed-here" }));
-    const { result, lists } = await read(afterWrite({ value_slots: "t0", "t0.name": "renamed-here" }));
+    const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "renamed-here" }));
     expect(result["t0.id"]).toBe(old.id);
     expect(result["t0.token"]).toBe(old.token);
     expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
+    await client.close();
+  });
+
+  test("the same rename, with no expression referring to its value or last use (not a listed slot): no walk, the id and name from the run's", async () => {
+    const { api, client, provisioners, read } = await setUp();
+    const old = api.tokens().find((t) => t.name === "other-4")!;
+    await provisioners((c) => c.updateToken(old.id, { name: "renamed-unlisted" }));
+    const { result, lists } = await read(afterWrite({ listed_slots: "", "t0.name": "renamed-unlisted" }));
+    expect(result["t0.id"]).toBe(old.id);
+    expect(result["t0.name"]).toBe("renamed-unlisted");
+    expect(result["t0.in_sync"]).toBe("true");
+    expect(lists).toBeLessThanOrEqual(2);
     await client.close();
   });
 
@@ -101,7 +113,7 @@ describe("the read after the writes takes the run's walk", () => {
     const lastUsed = api.tokens().find((t) => t.id === old.id)!.last_used;
     expect(lastUsed).toBeGreaterThan(0);
     await provisioners((c) => c.updateToken(old.id, { name: "renamed-quiet" }));
-    const { result, lists } = await read(afterWrite({ value_slots: "t0", "t0.name": "renamed-quiet", "t0.value_in_state": "false" }));
+    const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "renamed-quiet", "t0.value_in_state": "false" }));
     expect(result["t0.id"]).toBe(old.id);
     expect(result["t0.last_used"]).toBe(String(lastUsed));
     expect(result["t0.token"]).toBe("");
@@ -111,7 +123,7 @@ describe("the read after the writes takes the run's walk", () => {
 
   test("before any provisioner took the run's walk (a read at plan time), the read walks and leaves no walk file for the apply", async () => {
     const { api, client, read, walkFiles } = await setUp();
-    const { result, lists } = await read(afterWrite({ value_slots: "", "t0.name": "other-2" }));
+    const { result, lists } = await read(afterWrite({ listed_slots: "", "t0.name": "other-2" }));
     expect(result["t0.id"]).toBe(api.tokens().find((t) => t.name === "other-2")?.id);
     expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
     // A walk taken now would be what the apply's create halves trust, blind to renames made before the apply.

@@ -20,7 +20,8 @@
  * - update: the same tokens, every description changed.
  * - a larger first apply: `--large-tokens` ApiTokens (default 200; 0 leaves it out), one run, so
  *   that the list calls of a first apply can be read at two sizes: they grow with the tokens
- *   created, and should grow in proportion.
+ *   created, and should grow in proportion. Once with ids only, once with every value in a
+ *   sensitive output (the reads after the writes then list back to the oldest token they need).
  *
  * The floor of an apply is as many null_resources whose create-time and destroy-time
  * provisioners run `node -e 0`, and one trivial data "external"; its update changes every
@@ -72,8 +73,11 @@ function costOf(emulator: RunningEmulator): Cost {
   return { requests: s.requests, logins: s.logins, lists: s.byRoute["GET /api-tokens"] ?? 0, throttled: s.throttled };
 }
 
-/** The library's stack: `n` tokens (descriptions `variant`) and optionally one lookup, each with an output. */
-function libraryStack(outdir: string, n: number, variant: string, lookup: boolean): string {
+/**
+ * The library's stack: `n` tokens (descriptions `variant`) and optionally one lookup, each with an
+ * output; with `values`, each token's value in a sensitive output too (a stack handing them on).
+ */
+function libraryStack(outdir: string, n: number, variant: string, lookup: boolean, values = false): string {
   const app = new App({ outdir });
   const stack = new TerraformStack(app, STACK);
   new LocalBackend(stack, { path: "terraform.tfstate" });
@@ -84,6 +88,7 @@ function libraryStack(outdir: string, n: number, variant: string, lookup: boolea
   for (let i = 0; i < n; i++) {
     const token = new ApiToken(stack, `t${i}`, { name: `scale-${i}`, description: `token ${i}, ${variant}` });
     new TerraformOutput(stack, `t${i}_id`, { value: token.tokenId });
+    if (values) new TerraformOutput(stack, `t${i}_value`, { value: token.token, sensitive: true });
   }
   app.synth();
   return path.join(outdir, "stacks", STACK);
@@ -198,6 +203,7 @@ async function main(): Promise<void> {
     const applyFloor = floorStack(path.join(root, "apply-floor"), n, "first", true);
     const updateFloor = floorStack(path.join(root, "update-floor"), n, "second", true);
     const largeLib = large > 0 ? libraryStack(path.join(root, "large-lib"), large, "first", false) : undefined;
+    const largeValues = large > 0 ? libraryStack(path.join(root, "large-values"), large, "first", false, true) : undefined;
     const largeFloor = large > 0 ? floorStack(path.join(root, "large-floor"), large, "first", true) : undefined;
     // Each variant's configuration, kept outside the folders Terraform reads (the scripts' asset
     // is the same file in both: the update's configuration refers to the apply folder's copy).
@@ -211,7 +217,7 @@ async function main(): Promise<void> {
     copyFileSync(path.join(applyFloor, "main.tf.json"), configs.floorFirst);
     const runner = (dir: string, emulator: RunningEmulator) =>
       new TerraformRunner(dir, { doubles, env: { ...baseEnv, GPUCLOUD_BASE_URL: emulator.url }, timeoutMs: 900_000 });
-    for (const dir of [planLib, applyLib, planFloor, applyFloor, largeLib, largeFloor]) {
+    for (const dir of [planLib, applyLib, planFloor, applyFloor, largeLib, largeValues, largeFloor]) {
       if (dir !== undefined) await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
     }
 
@@ -287,16 +293,22 @@ async function main(): Promise<void> {
       printRow({ what: `first apply, ${n} tokens`, latencyMs, cost: first.cost!, library: first.lib, floor: first.floor });
       printRow({ what: `every description of the ${n} changed`, latencyMs, cost: update.cost!, library: update.lib, floor: update.floor });
 
-      if (largeLib !== undefined && largeFloor !== undefined) {
+      // The larger first apply, ids only and with every value handed on: the reads after the
+      // writes list back to the tokens whose values the stack refers to.
+      for (const [lib, what] of [
+        [largeLib, `first apply, ${large} tokens`],
+        [largeValues, `first apply, ${large} tokens, every value in an output`],
+      ] as const) {
+        if (lib === undefined || largeFloor === undefined) continue;
         const emulator = await emulatorFor(setting);
         try {
           emulator.resetStats();
-          const a = await runner(largeLib, emulator).apply({ check: true });
+          const a = await runner(lib, emulator).apply({ check: true });
           const cost = costOf(emulator);
           const tokens = emulator.tokens().filter((t) => t.name.startsWith("scale-"));
           const floorMs = (await runner(largeFloor, emulator).apply({ check: true })).durationMs;
           printRow({
-            what: `first apply, ${large} tokens`,
+            what,
             latencyMs,
             cost,
             library: [a.durationMs],
@@ -304,7 +316,7 @@ async function main(): Promise<void> {
             note: `${new Set(tokens.map((t) => t.name)).size} of ${large} created, ${tokens.length - new Set(tokens.map((t) => t.name)).size} duplicates`,
           });
         } finally {
-          freshState(largeLib);
+          freshState(lib);
           freshState(largeFloor);
           await emulator.close();
         }

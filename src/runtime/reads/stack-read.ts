@@ -4,11 +4,11 @@ import { LOGIN_OPERATION } from "../../client/session";
 import {
   RetireHandoffs,
   STACK_READ_AFTER_WRITE,
+  STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_RETIRE_HANDOFFS,
   STACK_READ_RUN,
   STACK_READ_RUN_NONCE,
-  STACK_READ_VALUE_SLOTS,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
   stackReadKey,
@@ -53,7 +53,7 @@ const READ_KEYS: ReadonlySet<string> = new Set([
   STACK_READ_RUN,
   STACK_READ_RUN_NONCE,
   STACK_READ_RETIRE_HANDOFFS,
-  STACK_READ_VALUE_SLOTS,
+  STACK_READ_LISTED_SLOTS,
 ]);
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
@@ -252,17 +252,17 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
       else if (!r.pending) otherWorkspaces.push(r);
     }
   }
-  const valueSlots = slotsOf(query[STACK_READ_VALUE_SLOTS]);
+  const listedSlots = slotsOf(query[STACK_READ_LISTED_SLOTS]);
   for (const group of groupByAccount<ManagedToken | StackLookup>([...managed, ...lookups])) {
     const { baseUrl, envPrefix } = group[0];
-    // After the writes of a run: the walk its provisioners took plus what appeared since, which
-    // holds every token the run created, with its value (one or two requests instead of a walk of
-    // the account); a walk when there is no such walk, or when a token whose attributes the
-    // constructs take from this read was not listed by the API itself (a token renamed through a
+    // After the writes of a run: the walk its provisioners took plus what appeared since (one or
+    // two requests instead of a walk of the account; back to the oldest token of the listed slots,
+    // whose value or last use the stack refers to); a walk when there is no such walk, or when a
+    // token of the listed slots was not listed by the API itself (a token renamed through a
     // hand-off, say: the walk keeps neither its value nor its last use).
     const listFor = async (client: ApiClient, tokens: readonly ManagedToken[]): Promise<TokenView[]> => {
       if (!afterWrite) return allTokens(client, ctx);
-      const wanted = tokens.filter((m) => valueSlots.has(m.slot));
+      const wanted = tokens.filter((m) => listedSlots.has(m.slot));
       const seen = await takenRunTokens(ctx, client, accountRefIn(ctx.env, envPrefix, baseUrl), (walked) =>
         resolvedTokens(wanted, walked, applied),
       );
@@ -328,7 +328,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   return result;
 }
 
-/** The slots of STACK_READ_VALUE_SLOTS (none when the query has no such key: a plan-time read). */
+/** The slots of STACK_READ_LISTED_SLOTS (none when the query has no such key: a plan-time read). */
 function slotsOf(list: string | undefined): ReadonlySet<string> {
   return new Set((list ?? "").split(",").filter((slot) => slot !== ""));
 }
