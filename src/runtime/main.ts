@@ -14,7 +14,7 @@ import { createOutput, type Output, Redactor } from "../shared/output";
 import { credentialIdentity } from "./account-identity";
 import { untestedNodeLineWarning } from "./io/node-line";
 import { FdWriter, readQuery } from "./io/process-io";
-import { lockStaleAfterMs, lockWaitMs } from "./locks/name-lock";
+import { lockStaleAfterMs, lockWaitMs } from "./locks/lock-bounds";
 import { findFlavors } from "./reads/flavor-command";
 import { preferFlavor } from "./reads/preference-command";
 import { stackRead } from "./reads/stack-read";

@@ -9,7 +9,8 @@ import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 
 import { ABANDONED_BREAK_MS } from "../../src/runtime/locks/file-lock";
-import { nameLockPath, STALE_LOCK_MS, withNameLock } from "../../src/runtime/locks/name-lock";
+import { STALE_LOCK_MS } from "../../src/runtime/locks/lock-bounds";
+import { nameLockPath, withNameLock } from "../../src/runtime/locks/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 
 // The module object itself (not an import namespace), so that its functions can be spied on.

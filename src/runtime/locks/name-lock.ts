@@ -1,10 +1,10 @@
 import path from "node:path";
 
 import { DEFAULT_ENV_PREFIX, foldTokenName, HANDOFF_DIR } from "../../protocol";
-import { runBudgetMsOrDefault } from "../../shared/config";
 import { accountDigest } from "../account-identity";
 import { sha256Hex } from "../io/sha256";
 import { withFileLock } from "./file-lock";
+import { STALE_LOCK_MS } from "./lock-bounds";
 
 /**
  * An exclusive lock per token name (and API), held by a create half around "list, then create
@@ -12,27 +12,6 @@ import { withFileLock } from "./file-lock";
  * known at apply time and turn out equal would otherwise both find no token and both create
  * one. Literal names are refused at synth time; this covers the rest within one stack folder.
  */
-
-/**
- * A lock older than this was left by a process that died; it is broken. Callers whose holders
- * may live longer (a run budget above ten minutes) pass their own bound: a live holder's lock
- * must never be broken, or two creates of one name run at once.
- */
-export const STALE_LOCK_MS = 10 * 60_000;
-
-/** How long a script waits for another one holding a lock of its folder: its run's time budget. */
-export function lockWaitMs(env: NodeJS.ProcessEnv): number {
-  return Math.min(runBudgetMsOrDefault(env), 3600_000);
-}
-
-/**
- * When a lock is certainly stale: a holder of the same run (same budget) is killed by its
- * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
- * holder. Never less than STALE_LOCK_MS.
- */
-export function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
-  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
-}
 
 /**
  * The lock file for a name on an API, in the hand-off folder. The API counts as the hand-offs
@@ -54,9 +33,9 @@ export interface NameLockOptions {
   readonly envPrefix?: string;
   /** The token name, as configured. */
   readonly name: string;
-  /** How long to wait for another holder (see {@link lockWaitMs}). */
+  /** How long to wait for another holder (see lockWaitMs in ./lock-bounds.ts). */
   readonly waitMs: number;
-  /** When a lock is certainly stale (see {@link lockStaleAfterMs}); default {@link STALE_LOCK_MS}. */
+  /** When a lock is certainly stale (see lockStaleAfterMs in ./lock-bounds.ts); default {@link STALE_LOCK_MS}. */
   readonly staleAfterMs?: number;
   /** Says once that this script waits for another holder. */
   readonly onWait: (line: string) => void;

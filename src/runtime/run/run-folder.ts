@@ -5,7 +5,7 @@ import path from "node:path";
 import { errorMessage } from "../../shared/error-message";
 import { normalizeApiUrl } from "../account-identity";
 import { sha256Hex } from "../io/sha256";
-import { lockStaleAfterMs } from "../locks/name-lock";
+import { lockStaleAfterMs } from "../locks/lock-bounds";
 
 /**
  * Where the scripts of one terraform run share what they learn (the walk of the token list, the

@@ -8,7 +8,7 @@ import { errorMessage } from "../../shared/error-message";
 import type { AccountRef } from "../account-identity";
 import { writePrivateFile } from "../io/private-file";
 import { withFileLock } from "../locks/file-lock";
-import { lockStaleAfterMs, lockWaitMs } from "../locks/name-lock";
+import { lockStaleAfterMs, lockWaitMs } from "../locks/lock-bounds";
 import { allTokens, type TokenView } from "../names/token-list";
 import { openRunFolder, runFilePath } from "./run-folder";
 
