@@ -6,8 +6,6 @@ import path from "node:path";
 
 import { App, LocalBackend, TerraformStack } from "cdktf";
 
-import { type ProviderDoubles, TerraformRunner } from "./terraform";
-
 export interface SynthFolderOptions {
   /** Prefix of the temp folder (default "gpucloud-tf-"). */
   readonly prefix?: string;
@@ -53,19 +51,4 @@ export class SynthFolder {
     app.synth();
     return this;
   }
-}
-
-export interface SynthesizedStackOptions {
-  readonly doubles: ProviderDoubles;
-  /** Terraform's whole environment (credentials included). */
-  readonly env: NodeJS.ProcessEnv;
-  /** Prefix of the temp folder. */
-  readonly prefix?: string;
-}
-
-/** Stack "s" built by `build`, synthesized into a fresh temp folder; `terraform init` has run. */
-export async function synthesizedStack(build: (stack: TerraformStack) => void, opts: SynthesizedStackOptions): Promise<TerraformRunner> {
-  const tf = new TerraformRunner(new SynthFolder({ prefix: opts.prefix }).synth(build).dir, { doubles: opts.doubles, env: opts.env });
-  await tf.init({ check: true });
-  return tf;
 }
