@@ -4,7 +4,6 @@
  * synthesized folder that is moved after synth.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -12,6 +11,7 @@ import { TerraformOutput, type TerraformStack } from "cdktf";
 
 import { GpuCiStack } from "../../examples/main";
 import { Flavors, type FlavorsProps } from "../../src";
+import { closedPort } from "../support/closed-port";
 import { describeWithTerraform, oneLine, resourceActions, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
@@ -106,14 +106,7 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
   });
 
   test("an API that is down fails the plan within the configured time, no hang", async () => {
-    // A port that accepts nothing: bind, note it, close.
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer();
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
+    const port = await closedPort();
     const tf = await stackWith(
       flavorsStack({ gpu: "H100" }),
       fx.env({ GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, GPUCLOUD_TIMEOUT_SECONDS: "3" }),

@@ -3,23 +3,14 @@
  * Terraform (offline, through the provider doubles) on the example stack against the fx.emulator.
  */
 import { readFileSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 
 import { GpuCiStack } from "../../examples/main";
+import { closedPort } from "../support/closed-port";
 import { describeWithTerraform, oneLine, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "ops-bot", password: "ops-password-41c7" };
-
-/** A loopback URL where nothing listens: the API being down. */
-async function deadUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
 
 describeWithTerraform("where the token value lives, and operating without the API", () => {
   const fx = terraformFixture({ users: [USER], timeoutSeconds: 5 });
@@ -62,7 +53,7 @@ describeWithTerraform("where the token value lives, and operating without the AP
   });
 
   test("with the API down, destroy fails at the refresh; -refresh=false destroys", async () => {
-    const down = fx.runner(stackDir, { env: fx.env({ GPUCLOUD_BASE_URL: await deadUrl() }) });
+    const down = fx.runner(stackDir, { env: fx.env({ GPUCLOUD_BASE_URL: `http://127.0.0.1:${await closedPort()}` }) });
     const failed = await down.destroy();
     expect(failed.exitCode).not.toBe(0);
     expect(oneLine(failed.stderr)).toMatch(/data\.external\./);

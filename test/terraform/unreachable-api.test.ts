@@ -3,24 +3,12 @@
  * in seconds, not after the whole time budget, and the message says which address, where it came
  * from (the variable, or the baseUrl in the configuration) and which account it belongs to.
  */
-import { createServer } from "node:net";
-
 import { TerraformOutput, type TerraformStack } from "cdktf";
 
 import { ApiToken, Flavors, GpuCloudAccount } from "../../src";
+import { closedPort } from "../support/closed-port";
 import { describeWithTerraform, oneLine } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
-
-/** A loopback port nothing listens on: bound, noted, closed. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describeWithTerraform("real Terraform: an API address that refuses connections", () => {
   // No emulator: nothing listens at the addresses these stacks are given.
