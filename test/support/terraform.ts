@@ -439,6 +439,15 @@ export class TerraformRunner {
     return this.reattach;
   }
 
+  /**
+   * `terraform workspace new <name>`, which also selects it (run() would put -no-color before the
+   * sub-subcommand, which terraform refuses); throws unless it succeeds without a word on stderr.
+   */
+  newWorkspace(name: string): void {
+    const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", name], { cwd: this.dir, env: this.env, encoding: "utf8" });
+    if (res.status !== 0 || res.stderr !== "") throw new Error(`terraform workspace new ${name} failed: ${res.stderr}${res.stdout}`);
+  }
+
   /** Starts `terraform <subcommand> ...` without waiting (for tests that interrupt it). */
   async start(
     subcommand: string,

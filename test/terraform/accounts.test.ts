@@ -3,32 +3,28 @@
  * doubles), each account an emulator of its own: the default account (GPUCLOUD_*) and
  * `GPUCLOUD_PROD_*`. Runs on both flavours (npm run test:cdktn maps ../../src to lib-cdktn).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 
 import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import {
-  type CommandResult,
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import type { RunningEmulator } from "../../src/emulator";
+import type { SynthFolder } from "../support/stacks";
+import { type CommandResult, describeWithTerraform, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const STAGING = { username: "staging-bot", password: "staging-password-6d1e" };
 const PROD = { username: "prod-bot", password: "prod-password-93fa-secret" };
 const STACK = "two-accounts";
 
 describeWithTerraform("two accounts in one stack, under real Terraform", () => {
+  // The default account is the fixture's emulator; prod is one more.
+  const fx = terraformFixture({ users: [STAGING] });
   let staging: RunningEmulator;
   let prod: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let outdir: string;
+  let folder: SynthFolder;
   let stackDir: string;
   let tf: TerraformRunner;
   /** Every line Terraform printed in this suite, to look for the second account's secrets. */
@@ -38,21 +34,14 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     return res;
   };
 
-  const env = (over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-    ...process.env,
-    GPUCLOUD_BASE_URL: staging.url,
-    GPUCLOUD_USERNAME: STAGING.username,
-    GPUCLOUD_PASSWORD: STAGING.password,
-    GPUCLOUD_PROD_BASE_URL: prod.url,
-    GPUCLOUD_PROD_USERNAME: PROD.username,
-    GPUCLOUD_PROD_PASSWORD: PROD.password,
-    GPUCLOUD_TIMEOUT_SECONDS: "30",
-    ...over,
-  });
+  const env = (over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv =>
+    fx.env({ GPUCLOUD_PROD_BASE_URL: prod.url, GPUCLOUD_PROD_USERNAME: PROD.username, GPUCLOUD_PROD_PASSWORD: PROD.password, ...over });
 
   /** The stack; `moverOnProd` moves the ApiToken "mover" from the default account to prod. */
   function synth(moverOnProd: boolean): void {
-    const app = new App({ outdir });
+    folder.synthApp((app) => build(app, moverOnProd));
+  }
+  function build(app: App, moverOnProd: boolean): void {
     const prodAccount = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_" });
     const stack = new TerraformStack(app, STACK);
     new LocalBackend(stack, { path: "terraform.tfstate" });
@@ -62,25 +51,15 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     new ApiToken(stack, "mover", { name: "mover", account: moverOnProd ? prodAccount : undefined });
     new TerraformOutput(stack, "staging_ci_id", { value: stagingCi.tokenId });
     new TerraformOutput(stack, "prod_ci_id", { value: prodCi.tokenId });
-    app.synth();
   }
 
   beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    staging = await startEmulator({ users: [STAGING] });
-    prod = await startEmulator({ users: [PROD] });
-    doubles = await startProviderDoubles();
-    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-accounts-"));
+    staging = fx.emulator;
+    prod = await fx.startEmulator({ users: [PROD] });
+    folder = fx.folder({ prefix: "gpucloud-accounts-", stackId: STACK });
     synth(false);
-    stackDir = path.join(outdir, "stacks", STACK);
-    tf = new TerraformRunner(stackDir, { doubles, env: env() });
-    await tf.init({ check: true });
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await staging?.close();
-    await prod?.close();
-    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
+    stackDir = folder.dir;
+    tf = await fx.init(stackDir, { env: env() });
   });
 
   test("a token of the same name on each account: two tokens, each on its own account", async () => {
@@ -122,7 +101,7 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
   });
 
   test("a missing variable of one account fails the plan naming exactly that account's variables", async () => {
-    const missing = new TerraformRunner(stackDir, { doubles, env: env({ GPUCLOUD_PROD_USERNAME: "", GPUCLOUD_PROD_PASSWORD: "" }) });
+    const missing = fx.runner(stackDir, { env: env({ GPUCLOUD_PROD_USERNAME: "", GPUCLOUD_PROD_PASSWORD: "" }) });
     const plan = keep(await missing.plan({}));
     expect(plan.exitCode).toBe(1);
     const stderr = plan.stderr.replace(/[\s│]+/g, " ");
@@ -151,7 +130,7 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
   });
 
   test("the second account's password is in no line Terraform printed (TF_LOG=trace included) and not in the state", async () => {
-    const traced = new TerraformRunner(stackDir, { doubles, env: env({ TF_LOG: "trace" }) });
+    const traced = fx.runner(stackDir, { env: env({ TF_LOG: "trace" }) });
     const plan = keep(await traced.plan({ detailedExitCode: true }));
     expect(plan.exitCode).toBe(0);
     expect(plan.stderr.length).toBeGreaterThan(10_000); // the trace log was there to look at
@@ -167,21 +146,7 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
 describeWithTerraform("two accounts on one API address, under real Terraform", () => {
   const A = { username: "team-a", password: "team-a-password-11", account: "a" };
   const B = { username: "team-b", password: "team-b-password-22", account: "b" };
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let outdir: string;
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [A, B] });
-    doubles = await startProviderDoubles();
-    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-accounts-one-url-"));
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
-  });
+  const fx = terraformFixture({ users: [A, B] });
 
   test("the app-wide name check: one literal name on one account in two stacks fails synth naming both paths", () => {
     const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), "gpucloud-accounts-check-")) });
@@ -194,15 +159,16 @@ describeWithTerraform("two accounts on one API address, under real Terraform", (
   });
 
   test("a token of one name in each account: two tokens, an empty steady plan with one login per account", async () => {
-    const app = new App({ outdir });
-    const b = new GpuCloudAccount(app, "b", { envPrefix: "GPUCLOUD_B_", baseUrl: emulator.url });
-    const stack = new TerraformStack(app, "one-url");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    new ApiToken(stack, "in-a", { name: "shared", baseUrl: emulator.url });
-    new ApiToken(stack, "in-b", { name: "shared", account: b });
-    app.synth();
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "one-url"), {
-      doubles,
+    const { url } = fx.emulator;
+    const folder = fx.folder({ prefix: "gpucloud-accounts-one-url-", stackId: "one-url" }).synthApp((app) => {
+      const b = new GpuCloudAccount(app, "b", { envPrefix: "GPUCLOUD_B_", baseUrl: url });
+      const stack = new TerraformStack(app, "one-url");
+      new LocalBackend(stack, { path: "terraform.tfstate" });
+      new ApiToken(stack, "in-a", { name: "shared", baseUrl: url });
+      new ApiToken(stack, "in-b", { name: "shared", account: b });
+    });
+    // The default account's address is the construct's baseUrl alone: no GPUCLOUD_BASE_URL.
+    const tf = await fx.init(folder.dir, {
       env: {
         ...process.env,
         GPUCLOUD_USERNAME: A.username,
@@ -211,10 +177,9 @@ describeWithTerraform("two accounts on one API address, under real Terraform", (
         GPUCLOUD_B_PASSWORD: B.password,
       },
     });
-    await tf.init({ check: true });
     await tf.apply({ check: true });
     expect(
-      emulator
+      fx.emulator
         .tokens()
         .map((t) => [t.account, t.name])
         .sort(),
@@ -222,27 +187,25 @@ describeWithTerraform("two accounts on one API address, under real Terraform", (
       ["a", "shared"],
       ["b", "shared"],
     ]);
-    emulator.resetStats();
+    fx.emulator.resetStats();
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
-    expect(emulator.stats().logins).toBe(2);
-    expect(emulator.stats().tokenWrites).toBe(0);
+    expect(fx.emulator.stats().logins).toBe(2);
+    expect(fx.emulator.stats().tokenWrites).toBe(0);
   });
 
   test("Flavors and FlavorPreference read with their account's variables only", async () => {
-    const app = new App({ outdir });
-    const b = new GpuCloudAccount(app, "b", { envPrefix: "GPUCLOUD_B_" });
-    const stack = new TerraformStack(app, "flavors");
-    const gpus = new Flavors(stack, "gpus", { regionId: "norway-east-1", gpu: "H100", spot: false, account: b });
-    const pick = new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100", regionId: "norway-east-1", spot: false }], account: b });
-    new TerraformOutput(stack, "cheapest", { value: gpus.cheapestId });
-    new TerraformOutput(stack, "picked", { value: pick.flavorId });
-    app.synth();
-    // No GPUCLOUD_* account at all: only GPUCLOUD_B_* is there to be read.
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "flavors"), {
-      doubles,
-      env: { ...process.env, GPUCLOUD_B_BASE_URL: emulator.url, GPUCLOUD_B_USERNAME: B.username, GPUCLOUD_B_PASSWORD: B.password },
+    const folder = fx.folder({ prefix: "gpucloud-accounts-one-url-", stackId: "flavors" }).synthApp((app) => {
+      const b = new GpuCloudAccount(app, "b", { envPrefix: "GPUCLOUD_B_" });
+      const stack = new TerraformStack(app, "flavors");
+      const gpus = new Flavors(stack, "gpus", { regionId: "norway-east-1", gpu: "H100", spot: false, account: b });
+      const pick = new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100", regionId: "norway-east-1", spot: false }], account: b });
+      new TerraformOutput(stack, "cheapest", { value: gpus.cheapestId });
+      new TerraformOutput(stack, "picked", { value: pick.flavorId });
     });
-    await tf.init({ check: true });
+    // No GPUCLOUD_* account at all: only GPUCLOUD_B_* is there to be read.
+    const tf = await fx.init(folder.dir, {
+      env: { ...process.env, GPUCLOUD_B_BASE_URL: fx.emulator.url, GPUCLOUD_B_USERNAME: B.username, GPUCLOUD_B_PASSWORD: B.password },
+    });
     await tf.apply({ check: true });
     const outputs = await tf.output();
     expect(outputs.cheapest.value).toBe("no1-h100x1");

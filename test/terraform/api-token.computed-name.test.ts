@@ -4,54 +4,30 @@
  * plan, and the read after the writes must not take its count from it (Terraform refuses a
  * count it cannot know at plan: "Invalid count argument").
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { TerraformOutput } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { describeWithTerraform, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "computed-bot", password: "computed-password-7d2a" };
 
 describeWithTerraform("ApiToken with a name known only at apply, under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
+  const fx = terraformFixture({ users: [USER] });
   let tf: TerraformRunner;
 
   beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-computed-name-"));
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "computed");
-    new LocalBackend(stack, { path: "terraform.tfstate" }); // in the stack folder, not the repository
-    const seed = new Resource(stack, "seed", {});
-    new ApiToken(stack, "literal", { name: "literal-name" });
-    const computed = new ApiToken(stack, "computed", { name: `ci-${seed.id}` });
-    new TerraformOutput(stack, "computed_id", { value: computed.tokenId });
-    new TerraformOutput(stack, "computed_name", { value: computed.name });
-    app.synth();
-    tf = new TerraformRunner(path.join(outdir, "stacks", "computed"), {
-      doubles,
-      env: credentialsEnv(emulator, USER),
-    });
-    await tf.init({ check: true });
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
+    tf = await fx.stack(
+      (stack) => {
+        const seed = new Resource(stack, "seed", {});
+        new ApiToken(stack, "literal", { name: "literal-name" });
+        const computed = new ApiToken(stack, "computed", { name: `ci-${seed.id}` });
+        new TerraformOutput(stack, "computed_id", { value: computed.tokenId });
+        new TerraformOutput(stack, "computed_name", { value: computed.name });
+      },
+      { stackId: "computed", prefix: "gpucloud-computed-name-" },
+    );
   });
 
   test("the first plan and apply succeed, the token is created with the computed name, and the next plan is empty", async () => {
@@ -63,10 +39,10 @@ describeWithTerraform("ApiToken with a name known only at apply, under real Terr
     const outputs = await tf.output();
     const name = String(outputs.computed_name.value);
     expect(name).toMatch(/^ci-\d+$/);
-    const made = emulator.tokens().filter((t) => t.name === name);
+    const made = fx.named(name);
     expect(made).toHaveLength(1);
     expect(outputs.computed_id.value).toBe(made[0].id);
-    expect(emulator.tokens().filter((t) => t.name === "literal-name")).toHaveLength(1);
+    expect(fx.named("literal-name")).toHaveLength(1);
 
     const again = await tf.plan({ check: true, detailedExitCode: true });
     expect(again.exitCode).toBe(0);

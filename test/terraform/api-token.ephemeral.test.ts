@@ -5,24 +5,15 @@
  * Runs on both flavours (`npm run test:cdktn` maps cdktf to CDK Terrain, where the ephemeral
  * block comes from TerraformEphemeralResource instead of the stack's JSON).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { App, LocalBackend, TerraformHclModule, TerraformOutput, TerraformStack } from "cdktf";
+import { TerraformHclModule, TerraformOutput, type TerraformStack } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { describeWithTerraform, oneLine } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "ephemeral-bot", password: "ephemeral-password-9d2a" };
 
@@ -62,37 +53,25 @@ function leakedPieces(text: string, secret: string): string[] {
 }
 
 describeWithTerraform("ApiToken valueInState: false and ephemeralToken under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  const dirs: string[] = [];
+  const fx = terraformFixture({ users: [USER] });
   /** Every command's output, of every stack of this file. */
   let log = "";
 
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-    if (process.env.KEEP_TF_TEST_DIRS !== "1") for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
-
   /** A stack folder synthesized again for each configuration, as `cdktf synth` does on each deploy. */
   function stackFolder(prefix: string) {
-    const outdir = mkdtempSync(path.join(tmpdir(), prefix));
-    dirs.push(outdir);
-    const stackDir = path.join(outdir, "stacks", "s");
+    const folder = fx.folder({ prefix, context: CONTEXT });
+    const { outdir, dir: stackDir } = folder;
     const files = {
       direct: path.join(outdir, "direct.out"),
       viaModule: path.join(outdir, "module.out"),
       second: path.join(outdir, "second.out"),
     };
     const synth = (props: StackProps) => {
-      const app = new App({ outdir, context: CONTEXT });
-      const stack = new TerraformStack(app, "s");
-      new LocalBackend(stack, { path: "terraform.tfstate" });
+      folder.synth((stack) => buildStack(stack, props));
+      mkdirSync(path.join(stackDir, "relay"), { recursive: true });
+      writeFileSync(path.join(stackDir, "relay", "main.tf"), MODULE);
+    };
+    const buildStack = (stack: TerraformStack, props: StackProps) => {
       const token = new ApiToken(stack, "token", {
         name: props.name,
         previousNames: props.previousNames,
@@ -134,11 +113,8 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
           ],
         });
       }
-      app.synth();
-      mkdirSync(path.join(stackDir, "relay"), { recursive: true });
-      writeFileSync(path.join(stackDir, "relay", "main.tf"), MODULE);
     };
-    const tf = new TerraformRunner(stackDir, { doubles, env: credentialsEnv(emulator, USER) });
+    const tf = fx.runner(stackDir);
     const run = async (sub: string, args: string[] = []) => {
       const res = await tf.run(sub, args, { check: true });
       log += res.stdout + res.stderr;
@@ -149,15 +125,15 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
   }
 
   const valueOf = (name: string) => {
-    const found = emulator.tokens().filter((t) => t.name === name);
+    const found = fx.named(name);
     expect(found).toHaveLength(1);
     return found[0].token;
   };
 
   test("the value reaches a provisioner and a module's ephemeral variable and output; no state, plan, show or log holds any 8 characters of it, also after a rename and a description change", async () => {
     const s = stackFolder("gpucloud-ephemeral-");
-    const reads = () => emulator.stats().byRoute["GET /api-tokens"] ?? 0;
-    const logins = () => emulator.stats().byRoute["POST /authenticate/login"] ?? 0;
+    const reads = () => fx.emulator.stats().byRoute["GET /api-tokens"] ?? 0;
+    const logins = () => fx.emulator.stats().byRoute["POST /authenticate/login"] ?? 0;
     s.synth({ name: "eph-one", description: "v1", valueInState: false, consumers: true });
     await s.run("init");
     let loginsBefore = logins();
@@ -195,7 +171,7 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
       const everything = log + s.state() + shownPlan.stdout + readFileSync(planFile).toString("latin1");
       expect({ step, second: leakedPieces(everything, secondValue) }).toEqual({ step, second: [] });
       // Terraform does see the token: its id is in the state, for the other attributes.
-      expect(s.state()).toContain(emulator.tokens().find((t) => t.token === value)!.id);
+      expect(s.state()).toContain(fx.emulator.tokens().find((t) => t.token === value)!.id);
     };
     await checkEverything("created");
 
@@ -215,7 +191,7 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     rmSync(s.files.viaModule);
     s.synth({ name: "eph-two", previousNames: ["eph-one"], description: "v2", valueInState: false, consumers: true });
     await s.run("apply", ["-auto-approve"]);
-    expect(emulator.tokens().find((t) => t.name === "eph-two")!.description).toBe("v2");
+    expect(fx.emulator.tokens().find((t) => t.name === "eph-two")!.description).toBe("v2");
     await checkEverything("described");
 
     // Destroy works with the ephemeral block in the configuration, and prints nothing of the value either.
@@ -231,7 +207,7 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     const value = valueOf("eph-switch");
     expect(s.state()).toContain(value);
 
-    const writes = emulator.stats().tokenWrites;
+    const writes = fx.emulator.stats().tokenWrites;
     s.synth({ name: "eph-switch", valueInState: false });
     await s.run("apply", ["-auto-approve"]);
     expect(leakedPieces(s.state(), value)).toEqual([]);
@@ -241,7 +217,7 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     s.synth({ name: "eph-switch", valueInState: true });
     await s.run("apply", ["-auto-approve"]);
     expect(s.state()).toContain(value);
-    expect(emulator.stats().tokenWrites).toBe(writes);
+    expect(fx.emulator.stats().tokenWrites).toBe(writes);
     expect(valueOf("eph-switch")).toBe(value);
   });
 
@@ -259,19 +235,13 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
       /Ephemeral value not allowed/,
     ],
   ])("ephemeralToken in %s fails at plan with Terraform's own error", async (_label, misuse, message) => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-ephemeral-misuse-"));
-    dirs.push(outdir);
-    const app = new App({ outdir, context: CONTEXT });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    const token = new ApiToken(stack, "token", { name: "eph-misuse", valueInState: false });
-    misuse(stack, token.ephemeralToken);
-    app.synth();
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "s"), { doubles, env: credentialsEnv(emulator, USER) });
-    await tf.init({ check: true });
+    const tf = await fx.stack(
+      (stack) => misuse(stack, new ApiToken(stack, "token", { name: "eph-misuse", valueInState: false }).ephemeralToken),
+      { prefix: "gpucloud-ephemeral-misuse-", context: CONTEXT },
+    );
     const planned = await tf.plan();
     expect(planned.exitCode).toBe(1);
     expect(oneLine(planned.stderr)).toMatch(message);
-    expect(existsSync(path.join(outdir, "stacks", "s", "terraform.tfstate"))).toBe(false);
+    expect(existsSync(path.join(tf.dir, "terraform.tfstate"))).toBe(false);
   });
 });

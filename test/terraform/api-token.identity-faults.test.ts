@@ -3,66 +3,40 @@
  * spelling of a name, or several tokens carry one name (issue 17): never one more token per try,
  * never silent. Each case asserts Terraform's output AND the API's state.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { TerraformOutput } from "cdktf";
 
 import { ApiToken, type ApiTokenProps } from "../../src";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  handoffFiles,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { expectSteadyPlan } from "../support/steady-plan";
+import { describeWithTerraform, handoffFiles, oneLine, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "faults-bot", password: "faults-password-4c1d" };
 
 describeWithTerraform("ApiToken identity under interruptions, name-normalising servers and duplicates", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
+  const fx = terraformFixture({ users: [USER] });
 
   class Project {
-    readonly outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-idfaults-"));
-    readonly dir = path.join(this.outdir, "stacks", "tokens");
+    readonly folder = fx.folder({ prefix: "gpucloud-idfaults-", stackId: "tokens" });
+    readonly dir = this.folder.dir;
     tf!: TerraformRunner;
-    constructor(readonly api: RunningEmulator = emulator) {}
+    constructor(readonly api: RunningEmulator = fx.emulator) {}
 
     synth(props: ApiTokenProps): this {
-      const app = new App({ outdir: this.outdir });
-      const stack = new TerraformStack(app, "tokens");
-      new LocalBackend(stack, { path: "terraform.tfstate" });
-      const token = new ApiToken(stack, "ci", props);
-      new TerraformOutput(stack, "token_id", { value: token.tokenId });
-      app.synth();
+      this.folder.synth((stack) => {
+        const token = new ApiToken(stack, "ci", props);
+        new TerraformOutput(stack, "token_id", { value: token.tokenId });
+      });
       return this;
     }
 
-    env(over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-      return { ...credentialsEnv(this.api, USER), ...over };
-    }
-
-    runner(over: NodeJS.ProcessEnv = {}): TerraformRunner {
-      return new TerraformRunner(this.dir, { doubles, env: this.env(over), timeoutMs: 120_000 });
-    }
-
     async init(): Promise<TerraformRunner> {
-      this.tf = this.runner();
-      await this.tf.init({ check: true });
+      this.tf = await fx.init(this.dir, { env: fx.env({}, USER, this.api), timeoutMs: 120_000 });
       return this.tf;
     }
 
     async steady(): Promise<string> {
-      const plan = await this.tf.plan({ detailedExitCode: true, check: true });
-      expect(plan.stdout).toContain("No changes.");
-      expect(plan.exitCode).toBe(0);
-      return plan.stdout;
+      return (await expectSteadyPlan(this.tf)).stdout;
     }
 
     handoffs(): string[] {
@@ -70,17 +44,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     }
   }
 
-  const named = (name: string, api: RunningEmulator = emulator) => api.tokens().filter((t) => t.name === name);
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
+  const named = fx.named;
 
   test.each([
     ["trimmed", "trim-me ", "trim-me"],
@@ -152,7 +116,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     const p = new Project().synth({ name: "orph-ci" });
     const tf = await p.init();
     // Slow token calls, so that the create half is still listing when terraform dies.
-    emulator.setFaults({ latencyMs: 1_500, paths: ["/api-tokens"] });
+    fx.emulator.setFaults({ latencyMs: 1_500, paths: ["/api-tokens"] });
     try {
       const { child, result } = await tf.start("apply", ["-auto-approve"]);
       let seen = "";
@@ -164,9 +128,9 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
         // logged in and said so, and dies no earlier than its next line, after its POST.
         if (!killed && /_sync\S* \(local-exec\): Executing: .*token-apply/.test(seen)) {
           killed = true;
-          const listsBefore = emulator.stats().byRoute["GET /api-tokens"] ?? 0;
+          const listsBefore = fx.emulator.stats().byRoute["GET /api-tokens"] ?? 0;
           const poll = setInterval(() => {
-            if ((emulator.stats().byRoute["GET /api-tokens"] ?? 0) > listsBefore) {
+            if ((fx.emulator.stats().byRoute["GET /api-tokens"] ?? 0) > listsBefore) {
               clearInterval(poll);
               child.kill("SIGKILL");
             }
@@ -180,7 +144,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       const deadline = Date.now() + 20_000;
       while (named("orph-ci").length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     } finally {
-      emulator.setFaults({});
+      fx.emulator.setFaults({});
     }
     expect(named("orph-ci")).toHaveLength(1);
     const [orphaned] = named("orph-ci");
@@ -203,7 +167,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     const tf = await p.init();
     await tf.apply({ check: true });
     const [mine] = named("dup-ci");
-    const twin = emulator.addToken({ name: "dup-ci", description: "v1" });
+    const twin = fx.emulator.addToken({ name: "dup-ci", description: "v1" });
 
     const duplicates = `2 API tokens are named "dup-ci" (ids ${mine.id}, ${twin.id}); the stack uses ${mine.id}.`;
     const plan = await tf.plan({ detailedExitCode: true, check: true });
@@ -218,7 +182,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     expect((await tf.output()).token_id.value).toBe(mine.id);
 
     // The stack's token revoked in the console: the name now resolves to the twin; the plan says so.
-    emulator.deleteToken(mine.id);
+    fx.emulator.deleteToken(mine.id);
     const switched = oneLine((await tf.plan({ check: true })).stdout);
     expect(switched).toContain(
       `API token "dup-ci" now resolves to id ${twin.id}, not to id ${mine.id}, which the last apply from this folder managed and which no longer exists`,

@@ -4,60 +4,35 @@
  * the id where they are meant to, and nothing is silent. Each case asserts the plan or the log
  * AND the API's state.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
+import { TerraformOutput, TerraformResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
 import { md5HexOfUtf8 } from "../../src/client/md5";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { startEmulator } from "../../src/emulator";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
-import { credentialsEnv } from "../support/api-credentials";
 import { withoutNodeLineWarning } from "../support/processes";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  outputChanges,
-  type ProviderDoubles,
-  resourceActions,
-  startProviderDoubles,
-  terraformBinary,
-  TerraformRunner,
-} from "../support/terraform";
+import { expectSteadyPlan } from "../support/steady-plan";
+import { describeWithTerraform, oneLine, outputChanges, resourceActions, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "identity-bot", password: "identity-password-9a7e" };
 
-/** `terraform workspace new <name>` (the runner puts -no-color before the sub-subcommand, which it refuses). */
-function newWorkspace(tf: TerraformRunner, name: string): void {
-  const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", name], { cwd: tf.dir, env: tf.env, encoding: "utf8" });
-  if (res.status !== 0) throw new Error(`terraform workspace new ${name} failed: ${res.stderr}${res.stdout}`);
-}
-
 describeWithTerraform("ApiToken identity under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-
-  const env = (over: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-    ...credentialsEnv(emulator, USER),
-    ...over,
-  });
+  const fx = terraformFixture({ users: [USER] });
+  const env = fx.env;
 
   /** One stack folder, synthesized again before each step as `cdktf deploy` does. */
   class Project {
-    readonly outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-identity-"));
-    readonly dir = path.join(this.outdir, "stacks", "tokens");
+    readonly folder = fx.folder({ prefix: "gpucloud-identity-", stackId: "tokens" });
+    readonly dir = this.folder.dir;
     tf!: TerraformRunner;
 
     synth(build: (stack: TerraformStack) => void): this {
-      const app = new App({ outdir: this.outdir });
-      const stack = new TerraformStack(app, "tokens");
-      new LocalBackend(stack, { path: "terraform.tfstate" });
-      build(stack);
-      app.synth();
+      this.folder.synth(build);
       return this;
     }
 
@@ -68,13 +43,11 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     }
 
     runner(runnerEnv: NodeJS.ProcessEnv): TerraformRunner {
-      return new TerraformRunner(this.dir, { doubles, env: runnerEnv, timeoutMs: 120_000 });
+      return fx.runner(this.dir, { env: runnerEnv, timeoutMs: 120_000 });
     }
 
     async steady(): Promise<void> {
-      const plan = await this.tf.plan({ detailedExitCode: true, check: true });
-      expect(plan.stdout).toContain("No changes.");
-      expect(plan.exitCode).toBe(0);
+      await expectSteadyPlan(this.tf);
     }
   }
 
@@ -96,17 +69,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
       }
     };
 
-  const named = (name: string) => emulator.tokens().filter((t) => t.name === name);
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
+  const named = fx.named;
 
   test("destroy, then a deploy with another name: a new token; the destroyed one is not renamed", async () => {
     const p = new Project().synth(tokenStack({ name: "dd-old" }));
@@ -130,13 +93,13 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
   test("two workspaces in one folder: prod's first apply never gets staging's token", async () => {
     const p = new Project().synth(tokenStack({ name: "stg-ci" }));
     const tf = await p.init();
-    newWorkspace(tf, "staging");
+    tf.newWorkspace("staging");
     await tf.apply({ check: true });
     const [staging] = named("stg-ci");
     await tf.destroy({ check: true });
 
     p.synth(tokenStack({ name: "prod-ci" }));
-    newWorkspace(tf, "prod");
+    tf.newWorkspace("prod");
     await tf.apply({ check: true });
     expect(named("stg-ci")).toEqual([expect.objectContaining({ id: staging.id, token: staging.token })]);
     const [prod] = named("prod-ci");
@@ -151,7 +114,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const tf = await p.init();
     await tf.apply({ check: true });
     const [before] = named("cbd-a");
-    const count = emulator.tokens().length;
+    const count = fx.emulator.tokens().length;
 
     p.synth(tokenStack({ name: "cbd-b", previousNames: ["cbd-a"] }, { consumer: true }));
     const applied = oneLine((await tf.apply({ check: true })).stdout);
@@ -161,7 +124,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(applied).not.toContain("token-release");
     expect(applied).toContain(`no API token is named "cbd-b"; renaming "cbd-a" (id ${before.id}), a previous name`);
     expect(withoutNodeLineWarning(applied)).not.toContain("WARNING");
-    expect(emulator.tokens()).toHaveLength(count);
+    expect(fx.emulator.tokens()).toHaveLength(count);
     expect(named("cbd-b")).toEqual([expect.objectContaining({ id: before.id, token: before.token })]);
     await p.steady();
   });
@@ -191,7 +154,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     await tf.apply({ check: true });
     const [token] = named("bu-ci");
 
-    p.synth(tokenStack({ name: "bu-ci", baseUrl: emulator.url }));
+    p.synth(tokenStack({ name: "bu-ci", baseUrl: fx.emulator.url }));
     await tf.apply({ check: true });
     await p.steady();
     p.synth(tokenStack({ name: "bu-ci" }));
@@ -218,16 +181,16 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const tf = await p.init();
     await tf.apply({ check: true });
     const [token] = named("fr-a");
-    const count = emulator.tokens().length;
+    const count = fx.emulator.tokens().length;
 
     p.synth(tokenStack({ name: "fr-b" }));
-    emulator.setFaults({ paths: ["/api-tokens/"], serverErrorRate: 1 });
+    fx.emulator.setFaults({ paths: ["/api-tokens/"], serverErrorRate: 1 });
     try {
       // A short budget, so the write gives up quickly.
       const failed = await p.runner(env({ GPUCLOUD_TIMEOUT_SECONDS: "3" })).apply();
       expect(failed.exitCode).not.toBe(0);
     } finally {
-      emulator.setFaults({});
+      fx.emulator.setFaults({});
     }
     expect(named("fr-a")).toHaveLength(1);
     expect(named("fr-b")).toHaveLength(0);
@@ -235,7 +198,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const retried = oneLine((await tf.apply({ check: true })).stdout);
     expect(retried).toContain(`finishing the rename of API token "fr-a" to "fr-b" that an earlier run started`);
     expect(retried).toContain(`API token id ${token.id}: renamed "fr-a" to "fr-b"`);
-    expect(emulator.tokens()).toHaveLength(count);
+    expect(fx.emulator.tokens()).toHaveLength(count);
     expect(named("fr-b")).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
     await p.steady();
   });
@@ -244,7 +207,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const first = new Project().synth(tokenStack({ name: "fresh-a" }));
     await (await first.init()).apply({ check: true });
     const [token] = named("fresh-a");
-    const count = emulator.tokens().length;
+    const count = fx.emulator.tokens().length;
 
     const fresh = new Project().synth(tokenStack({ name: "fresh-b", previousNames: ["gone", "fresh-a"] }));
     const tf = await fresh.init();
@@ -253,7 +216,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource."))).toEqual([[expect.any(String), ["create"]]]);
     const applied = oneLine((await tf.apply({ check: true })).stdout);
     expect(applied).toContain(`renaming "fresh-a" (id ${token.id}), a previous name`);
-    expect(emulator.tokens()).toHaveLength(count);
+    expect(fx.emulator.tokens()).toHaveLength(count);
     expect(named("fresh-b")).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
     await fresh.steady();
   });
@@ -352,18 +315,18 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     // A temp folder of this test's own: the run folder is `<TMPDIR>/gpucloud-<uid>`.
     const runnerEnv = { ...env(), TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-identity-tmp-")) };
     const tf = await p.init(runnerEnv);
-    emulator.resetStats();
+    fx.emulator.resetStats();
     await tf.apply({ check: true });
     // The plan's read logs in; one of the six create halves logs in for them all and the read after the writes.
-    expect(emulator.stats().logins).toBe(2);
-    expect(emulator.tokens().filter((t) => t.name.startsWith("login-"))).toHaveLength(6);
+    expect(fx.emulator.stats().logins).toBe(2);
+    expect(fx.emulator.tokens().filter((t) => t.name.startsWith("login-"))).toHaveLength(6);
 
     p.synth((stack) => {
       for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `login-${i}`, description: "v2" });
     });
-    emulator.resetStats();
+    fx.emulator.resetStats();
     const applied = await tf.apply({ check: true });
-    expect(emulator.stats().logins).toBe(2);
+    expect(fx.emulator.stats().logins).toBe(2);
     expect(applied.stdout).toContain("that this terraform run logged in with");
     // Nothing of the run in the stack folder (which pipelines cache and upload).
     expect(readdirSync(path.join(p.dir, ".gpucloud-handoff")).filter((f) => /session|walk/.test(f))).toEqual([]);

@@ -2,27 +2,14 @@
  * ApiToken's lifecycle, proven with real Terraform (offline, through the provider doubles)
  * against the emulator: each step asserts Terraform's plan and the API's state.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 
-import { App } from "cdktf";
-
 import { GpuCiStack, type GpuCiStackProps } from "../../examples/main";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
 import { withoutNodeLineWarning } from "../support/processes";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  outputChanges,
-  type PlanJson,
-  type ProviderDoubles,
-  resourceActions,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import type { SynthFolder } from "../support/stacks";
+import { describeWithTerraform, oneLine, outputChanges, type PlanJson, resourceActions, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "lifecycle-bot", password: "lifecycle-password-5c1e" };
 
@@ -34,35 +21,22 @@ function syncActions(plan: PlanJson | undefined): string[] {
 }
 
 describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let outdir: string;
+  const fx = terraformFixture({ users: [USER] });
+  let folder: SynthFolder;
   let tf: TerraformRunner;
   const NAME = "ci-lifecycle";
 
   /** Synthesizes the example into the same folder, as `cdktf synth` does on every deploy. */
-  const synth = (props: Partial<GpuCiStackProps>) => {
-    const app = new App({ outdir });
-    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: NAME, tokenDescription: "v1", ...props });
-    app.synth();
-  };
-  const tokensNamed = (name: string) => emulator.tokens().filter((t) => t.name === name);
+  const synth = (props: Partial<GpuCiStackProps>) =>
+    folder.synthApp(
+      (app) => new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: NAME, tokenDescription: "v1", ...props }),
+    );
+  const tokensNamed = (name: string) => fx.named(name);
 
   beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-lifecycle-"));
+    folder = fx.folder({ prefix: "gpucloud-lifecycle-", stackId: "gpu-ci" });
     synth({});
-    tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), {
-      doubles,
-      env: credentialsEnv(emulator, USER),
-    });
-    await tf.init({ check: true });
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
+    tf = await fx.init(folder.dir);
   });
 
   let firstId: string;
@@ -87,11 +61,11 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
   });
 
   test("a second plan with no change plans no changes and writes nothing", async () => {
-    emulator.resetStats();
+    fx.emulator.resetStats();
     const plan = await tf.plan({ detailedExitCode: true, check: true });
     expect(plan.exitCode).toBe(0);
     expect(plan.stdout).toContain("No changes.");
-    expect(emulator.stats().tokenWrites).toBe(0);
+    expect(fx.emulator.stats().tokenWrites).toBe(0);
   });
 
   test("a description change updates the same token in place (same id, same value)", async () => {
@@ -104,7 +78,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     expect(outputChanges(plan.plan!).token_id.after).toBe(firstId);
     await tf.apply({ check: true });
 
-    expect(emulator.tokens().filter((t) => t.id === firstId)).toEqual([
+    expect(fx.emulator.tokens().filter((t) => t.id === firstId)).toEqual([
       expect.objectContaining({ name: NAME, description: "v2", token: firstValue }),
     ]);
     expect((await tf.output()).token_id.value).toBe(firstId);
@@ -112,22 +86,22 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
   });
 
   test("a name change renames the same token; the token count is unchanged", async () => {
-    const before = emulator.tokens().length;
+    const before = fx.emulator.tokens().length;
     synth({ tokenName: `${NAME}-renamed`, tokenDescription: "v2" });
     const plan = await tf.plan({ check: true });
     expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
     const applied = await tf.apply({ check: true });
     expect(oneLine(applied.stdout)).toContain(`API token id ${firstId}: renamed "${NAME}" to "${NAME}-renamed"`);
 
-    expect(emulator.tokens()).toHaveLength(before);
-    expect(emulator.tokens().find((t) => t.id === firstId)).toMatchObject({ name: `${NAME}-renamed`, token: firstValue });
+    expect(fx.emulator.tokens()).toHaveLength(before);
+    expect(fx.emulator.tokens().find((t) => t.id === firstId)).toMatchObject({ name: `${NAME}-renamed`, token: firstValue });
     expect(tokensNamed(NAME)).toHaveLength(0);
     expect((await tf.output()).token_id.value).toBe(firstId);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
   test("a token deleted behind Terraform's back shows in the plan; one apply recreates it", async () => {
-    expect(emulator.deleteToken(firstId)).toBe(true);
+    expect(fx.emulator.deleteToken(firstId)).toBe(true);
     // A drift-detection pipeline's refresh-only plan shows the drift instead of failing.
     const refreshOnly = await tf.run("plan", ["-refresh-only", "-detailed-exitcode"]);
     expect(refreshOnly.stderr).not.toContain("Error");
@@ -159,15 +133,15 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     expect((await tf.show()).values?.root_module?.resources ?? []).toEqual([]);
     expect(tokensNamed(`${NAME}-renamed`)).toHaveLength(1);
 
-    const before = emulator.tokens().length;
+    const before = fx.emulator.tokens().length;
     await tf.apply({ check: true });
-    expect(emulator.tokens()).toHaveLength(before);
+    expect(fx.emulator.tokens()).toHaveLength(before);
     expect((await tf.output()).token_id.value).toBe(token.id);
   });
 
   test("nothing secret reached cdk.tf.json", () => {
     const config = readFileSync(path.join(tf.dir, "cdk.tf.json"), "utf8");
     expect(config).not.toContain(USER.password);
-    for (const t of emulator.tokens()) expect(config).not.toContain(t.token);
+    for (const t of fx.emulator.tokens()) expect(config).not.toContain(t.token);
   });
 });

@@ -10,21 +10,12 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { App, LocalBackend, TerraformOutput, TerraformResource, TerraformStack } from "cdktf";
+import { TerraformOutput, TerraformResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, type ApiTokenProps } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  handoffFiles,
-  oneLine,
-  pid1Available,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { expectSteadyPlan } from "../support/steady-plan";
+import { describeWithTerraform, handoffFiles, oneLine, pid1Available, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "pipeline-bot", password: "pipeline-password-77e2" };
 
@@ -38,20 +29,21 @@ function nodeShim(): { dir: string; calls: () => number } {
 }
 
 describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shim, any locale", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
+  const fx = terraformFixture({ users: [USER] });
   const pid1 = pid1Available();
   const shim = nodeShim();
 
   class Project {
-    readonly outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-pipelines-"));
-    readonly dir = path.join(this.outdir, "stacks", "tokens");
+    readonly folder = fx.folder({ prefix: "gpucloud-pipelines-", stackId: "tokens" });
+    readonly dir = this.folder.dir;
     tf!: TerraformRunner;
 
     synth(props: ApiTokenProps): this {
-      const app = new App({ outdir: this.outdir });
-      const stack = new TerraformStack(app, "tokens");
-      new LocalBackend(stack, { path: "terraform.tfstate" });
+      this.folder.synth((stack) => this.build(stack, props));
+      return this;
+    }
+
+    private build(stack: TerraformStack, props: ApiTokenProps): void {
       const token = new ApiToken(stack, "ci", props);
       new TerraformOutput(stack, "token_id", { value: token.tokenId });
       // Says which process started the provisioners' shell: 1 when terraform is pid 1.
@@ -61,18 +53,10 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
       });
       probe.addOverride("triggers", { name: props.name });
       probe.addOverride("provisioner", [{ "local-exec": { command: 'echo "shell-parent=$PPID"' } }]);
-      app.synth();
-      return this;
     }
 
     async init(opts: { asPid1: boolean; env: NodeJS.ProcessEnv }): Promise<TerraformRunner> {
-      this.tf = new TerraformRunner(this.dir, {
-        doubles,
-        env: { ...credentialsEnv(emulator, USER), ...opts.env },
-        asPid1: opts.asPid1,
-        timeoutMs: 120_000,
-      });
-      await this.tf.init({ check: true });
+      this.tf = await fx.init(this.dir, { env: fx.env(opts.env), asPid1: opts.asPid1, timeoutMs: 120_000 });
       return this.tf;
     }
 
@@ -81,17 +65,7 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     }
   }
 
-  const named = (name: string) => emulator.tokens().filter((t) => t.name === name);
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
+  const named = fx.named;
 
   const cases: ReadonlyArray<readonly [string, string, { asPid1: boolean; shim: boolean; env: NodeJS.ProcessEnv }]> = [
     ["terraform as pid 1 (a container without an init)", "pid1", { asPid1: true, shim: false, env: {} }],
@@ -116,7 +90,7 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     expect(created).toContain(`created API token "${tag}-a" (id ${token.id})`);
     if (how.asPid1) expect(created).toMatch(/shell-parent=1(?!\d)/);
     else expect(created).not.toMatch(/shell-parent=1(?!\d)/);
-    const count = emulator.tokens().length;
+    const count = fx.emulator.tokens().length;
 
     // A rename without previousNames: the destroy half hands the token to the create half of this run.
     p.synth({ name: `${tag}-b`, description: "v1" });
@@ -130,12 +104,10 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     p.synth({ name: `${tag}-c`, description: "v2", previousNames: [`${tag}-b`] });
     await tf.apply({ check: true });
     expect(named(`${tag}-c`)).toEqual([expect.objectContaining({ id: token.id, description: "v2" })]);
-    expect(emulator.tokens()).toHaveLength(count);
+    expect(fx.emulator.tokens()).toHaveLength(count);
     expect((await tf.output()).token_id.value).toBe(token.id);
 
-    const plan = await tf.plan({ detailedExitCode: true, check: true });
-    expect(plan.stdout).toContain("No changes.");
-    expect(plan.exitCode).toBe(0);
+    await expectSteadyPlan(tf);
     // The shim was what ran the scripts (provisioners and the stack's read), not a node found otherwise.
     if (how.shim) expect(shim.calls() - callsBefore).toBeGreaterThanOrEqual(6);
   });

@@ -7,26 +7,16 @@
  * Also: a lookup matching nothing does not stop a `-target` plan of a token, the read's errors name
  * every construct they concern.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 
-import { App, DataResource, LocalBackend, TerraformStack } from "cdktf";
+import { DataResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
 import { withoutNodeLineWarning } from "../support/processes";
-import { synthesizedStack } from "../support/stacks";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type PlanJson,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import type { SynthFolder } from "../support/stacks";
+import { describeWithTerraform, oneLine, type PlanJson, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "plan-review-bot", password: "plan-review-pw-7d21" };
 
@@ -40,24 +30,20 @@ function changes(plan: PlanJson | undefined): Record<string, string[]> {
 }
 
 describeWithTerraform("plans a reviewer can trust, under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let outdir: string;
+  const fx = terraformFixture({ users: [USER] });
+  let folder: SynthFolder;
   let tf: TerraformRunner;
 
   /** The stack: each token with a consumer of its tokenId and token; a lookup unless `lookup` is false. */
-  const synth = (tokens: Record<string, ApiTokenProps>, lookup = true) => {
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    for (const [id, props] of Object.entries(tokens)) {
-      const token = new ApiToken(stack, id, props);
-      new DataResource(stack, `${id}-uses`, { input: { id: token.tokenId, token: token.token } });
-    }
-    if (lookup) new Flavors(stack, "gpus", { regionId: "norway-east-1", gpu: "H100" });
-    app.synth();
-  };
-  const byName = (name: string) => emulator.tokens().filter((t) => t.name === name);
+  const synth = (tokens: Record<string, ApiTokenProps>, lookup = true) =>
+    folder.synth((stack) => {
+      for (const [id, props] of Object.entries(tokens)) {
+        const token = new ApiToken(stack, id, props);
+        new DataResource(stack, `${id}-uses`, { input: { id: token.tokenId, token: token.token } });
+      }
+      if (lookup) new Flavors(stack, "gpus", { regionId: "norway-east-1", gpu: "H100" });
+    });
+  const byName = (name: string) => fx.named(name);
   const consumerInput = async (id: string) => {
     const state = await tf.show();
     const consumer = (state.values?.root_module?.resources ?? []).find((r) => r.address === `terraform_data.${id}-uses`);
@@ -65,18 +51,9 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   };
 
   beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-plan-review-"));
+    folder = fx.folder({ prefix: "gpucloud-plan-review-" });
     synth({ a: { name: "review-a", description: "v1" }, b: { name: "review-b" } });
-    tf = new TerraformRunner(path.join(outdir, "stacks", "s"), { doubles, env: credentialsEnv(emulator, USER) });
-    await tf.init({ check: true });
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
+    tf = await fx.init(folder.dir);
   });
 
   let aId: string;
@@ -118,7 +95,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect(withoutNodeLineWarning(applied.stdout)).not.toContain("WARNING");
     expect(applied.stdout).not.toContain("ACTIVE");
     expect(oneLine(applied.stdout)).toContain(`released API token "review-a" (id ${aId}) to the resource that replaces this one, if any`);
-    expect(emulator.tokens().filter((t) => t.id === aId)).toEqual([
+    expect(fx.emulator.tokens().filter((t) => t.id === aId)).toEqual([
       expect.objectContaining({ name: props.name, description: "v2", token: aValue }),
     ]);
     expect(await consumerInput("a")).toEqual({ id: aId, token: aValue });
@@ -129,14 +106,14 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     synth({ a: { name: "review-a2", description: "v3", previousNames: ["review-a"] }, b: { name: "review-b" } });
     const plan = await tf.plan({ check: true });
     expect(changes(plan.plan)).toEqual({ "null_resource.a_sync": ["delete", "create"] });
-    expect(emulator.deleteToken(aId)).toBe(true);
-    const before = emulator.tokens().length;
+    expect(fx.emulator.deleteToken(aId)).toBe(true);
+    const before = fx.emulator.tokens().length;
     const applied = await tf.apply({ planFile: plan.planFile });
     expect(applied.exitCode).not.toBe(0);
     expect(oneLine(applied.stderr)).toContain(
       `the plan showed API token id ${aId} for "review-a2" (the ApiToken "s/a"), the id its consumers were planned with, but no such token exists any more`,
     );
-    expect(emulator.tokens()).toHaveLength(before);
+    expect(fx.emulator.tokens()).toHaveLength(before);
     expect(await consumerInput("a")).toEqual({ id: aId, token: aValue });
 
     // The next plan knows: a create (of the sync the failed provisioner tainted), whose id is known only after apply.
@@ -197,11 +174,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   };
 
   test("a lookup that matches nothing fails the plan with its own message, but not a plan of a token's sync (-target)", async () => {
-    const stackTf = await synthesizedStack(lookupStack("H100"), {
-      doubles,
-      env: credentialsEnv(emulator, USER),
-      prefix: "gpucloud-plan-review-target-",
-    });
+    const stackTf = await fx.stack(lookupStack("H100"), { prefix: "gpucloud-plan-review-target-" });
     const full = await stackTf.plan();
     expect(full.exitCode).toBe(1);
     const message = oneLine(full.stderr);
@@ -217,8 +190,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   });
 
   test("an account's error names every construct of the stack's read, the ApiTokens included", async () => {
-    const env = { ...credentialsEnv(emulator, USER), GPUCLOUD_PASSWORD: "" };
-    const stackTf = await synthesizedStack(lookupStack("A100"), { doubles, env, prefix: "gpucloud-plan-review-names-" });
+    const stackTf = await fx.stack(lookupStack("A100"), { env: fx.env({ GPUCLOUD_PASSWORD: "" }), prefix: "gpucloud-plan-review-names-" });
     const plan = await stackTf.plan();
     expect(plan.exitCode).toBe(1);
     const message = oneLine(plan.stderr);

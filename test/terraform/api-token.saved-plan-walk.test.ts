@@ -10,60 +10,36 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { App, LocalBackend, TerraformStack } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { ApiClient } from "../../src/client/client";
-import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import type { SynthFolder } from "../support/stacks";
+import { describeWithTerraform } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "saved-plan-bot", password: "saved-plan-pw-5e19" };
 
 describeWithTerraform("a saved plan and the run's walk", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
+  const fx = terraformFixture({ users: [USER] });
 
   /** One ApiToken with a computed name (its group's read runs at every plan) and 25 literal ones, so two groups. */
-  const synth = (outdir: string, withWanted: boolean): string => {
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    const seed = new Resource(stack, "seed", {});
-    new ApiToken(stack, "computed", { name: `sp-ci-${seed.id}` });
-    for (let i = 0; i < 25; i++) new ApiToken(stack, `t${i}`, { name: `sp-tok-${i}` });
-    if (withWanted) new ApiToken(stack, "wanted", { name: "sp-wanted" });
-    app.synth();
-    return path.join(outdir, "stacks", "s");
-  };
+  const synth = (folder: SynthFolder, withWanted: boolean): string =>
+    folder.synth((stack) => {
+      const seed = new Resource(stack, "seed", {});
+      new ApiToken(stack, "computed", { name: `sp-ci-${seed.id}` });
+      for (let i = 0; i < 25; i++) new ApiToken(stack, `t${i}`, { name: `sp-tok-${i}` });
+      if (withWanted) new ApiToken(stack, "wanted", { name: "sp-wanted" });
+    }).dir;
 
   test("a token renamed to a managed name between plan and a saved plan's apply is adopted, not created a second time", async () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-"));
+    const folder = fx.folder({ prefix: "gpucloud-saved-plan-" });
     // A temp folder of this test's own, so that the run folder holds this test's runs alone.
-    const env = { ...credentialsEnv(emulator, USER), TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-tmp-")) };
-    const first = new TerraformRunner(synth(outdir, false), { doubles, env });
-    await first.init({ check: true });
+    const env = fx.env({ TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-tmp-")) });
+    const first = await fx.init(synth(folder, false), { env });
     await first.apply({ check: true });
-    const someoneElses = emulator.addToken({ name: "sp-someone-elses", createdAt: 1_600_000_000 });
+    const someoneElses = fx.emulator.addToken({ name: "sp-someone-elses", createdAt: 1_600_000_000 });
 
-    const tf = new TerraformRunner(synth(outdir, true), { doubles, env });
+    const tf = fx.runner(synth(folder, true), { env });
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(0);
     const runFolder = runFolderPath(env);
@@ -71,16 +47,11 @@ describeWithTerraform("a saved plan and the run's walk", () => {
     expect(walks).toEqual([]);
 
     // Between the plan and its apply, someone renames their token to the name the plan creates.
-    const client = new ApiClient({ baseUrl: emulator.url, credentials: { ...USER }, totalTimeoutMs: 10_000 }, openNodeHttpSender);
+    const client = fx.client();
     await client.updateToken(someoneElses.id, { name: "sp-wanted" });
     await client.close();
     const applied = await tf.apply({ planFile: plan.planFile, check: true });
     expect(applied.stdout).toMatch(/adopted existing API token "sp-wanted"/);
-    expect(
-      emulator
-        .tokens()
-        .filter((t) => t.name === "sp-wanted")
-        .map((t) => t.id),
-    ).toEqual([someoneElses.id]);
+    expect(fx.named("sp-wanted").map((t) => t.id)).toEqual([someoneElses.id]);
   });
 });

@@ -9,37 +9,18 @@
  * folder its own doubles session, so that each stack's scripts run in its own folder, as there.
  * cdktf-cli is installed on first use as in cdktf-cli.test.ts (or CDKTF_CLI_BIN).
  */
-import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  repoRoot,
-  startProviderDoubles,
-  terraformBinary,
-  TerraformRunner,
-} from "../support/terraform";
-const { cachedInstall } = require("../../scripts/cached-install.cjs");
+import type { RunningEmulator } from "../../src/emulator";
+import { cdktfCli, type CliResult, expectOk, runCdktf } from "../support/cdktf-cli";
+import { describeWithTerraform, repoRoot, terraformBinary, TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
-const CDKTF_CLI_VERSION = "0.21.0";
 const STAGING = { username: "staging-bot", password: "staging-password-cli-81d2" };
 const PROD = { username: "prod-bot", password: "prod-password-cli-4e77" };
 const STACKS = ["staging", "prod"] as const;
-
-function cdktfCli(): string {
-  if (process.env.CDKTF_CLI_BIN) return process.env.CDKTF_CLI_BIN;
-  return cachedInstall({
-    root: repoRoot(),
-    folder: `cdktf-cli-${CDKTF_CLI_VERSION}`,
-    spec: `cdktf-cli@${CDKTF_CLI_VERSION}`,
-    bin: "cdktf",
-  });
-}
 
 /** The README's two-stack app, on the built library. */
 function appSource(root: string): string {
@@ -61,44 +42,26 @@ app.synth();
 `;
 }
 
-interface CliResult {
-  code: number | null;
-  output: string;
-}
-
 describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", () => {
+  // Staging is the fixture's emulator; prod is one more.
+  const fx = terraformFixture({ users: [STAGING] });
   let staging: RunningEmulator;
   let prod: RunningEmulator;
-  let doubles: ProviderDoubles;
   let project: string;
   let cli: string;
   let env: NodeJS.ProcessEnv;
   const printed: string[] = [];
 
-  const cdktf = (args: string[]): Promise<CliResult> =>
-    new Promise<CliResult>((resolve) => {
-      const child = spawn(cli, args, { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
-      let output = "";
-      child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 170_000);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        printed.push(output);
-        resolve({ code, output });
-      });
-    });
-  const expectOk = (res: CliResult): string => {
-    if (res.code !== 0) throw new Error(`cdktf exited with ${res.code}:\n${res.output}`);
-    return res.output;
+  const cdktf = async (args: string[]): Promise<CliResult> => {
+    const res = await runCdktf(cli, args, { cwd: project, env, killAfterMs: 170_000 });
+    printed.push(res.output);
+    return res;
   };
 
   beforeAll(async () => {
     cli = cdktfCli();
-    ensureProviderDoublesBuilt();
-    staging = await startEmulator({ users: [STAGING] });
-    prod = await startEmulator({ users: [PROD] });
-    doubles = await startProviderDoubles();
+    staging = fx.emulator;
+    prod = await fx.startEmulator({ users: [PROD] });
     project = mkdtempSync(path.join(tmpdir(), "gpucloud-cdktf-accounts-"));
     writeFileSync(path.join(project, "main.js"), appSource(repoRoot()));
     writeFileSync(
@@ -123,7 +86,7 @@ describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", (
     for (const stack of STACKS) {
       const dir = path.join(project, "cdktf.out", "stacks", stack);
       mkdirSync(dir, { recursive: true }); // the doubles session's working directory
-      const reattach = await doubles.session({ cwd: dir, env });
+      const reattach = await fx.doubles.session({ cwd: dir, env });
       const variable = `DOUBLES_REATTACH_${stack.toUpperCase()}`;
       env[variable] = reattach;
       cases.push(`  */cdktf.out/stacks/${stack}) TF_REATTACH_PROVIDERS="$${variable}" ;;`);
@@ -136,10 +99,7 @@ describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", (
     chmodSync(wrapper, 0o755);
     env.TERRAFORM_BINARY_NAME = wrapper;
   }, 330_000);
-  afterAll(async () => {
-    await doubles?.stop();
-    await staging?.close();
-    await prod?.close();
+  afterAll(() => {
     if (project && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(project, { recursive: true, force: true });
   });
 

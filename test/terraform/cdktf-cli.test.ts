@@ -7,48 +7,19 @@
  * the first run installs it into node_modules/.cache/cdktf-cli-<version> (about 25 s
  * from the npm registry), later runs reuse it. CDKTF_CLI_BIN=<path to cdktf> uses a given one.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  repoRoot,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
-const { cachedInstall } = require("../../scripts/cached-install.cjs");
+import { cdktfCli, type CliResult, expectOk, runCdktf } from "../support/cdktf-cli";
+import { describeWithTerraform, repoRoot, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
-const CDKTF_CLI_VERSION = "0.21.0";
 const USER = { username: "cli-bot", password: "cli-password-93ab" };
 const STACK = "gpu-ci";
 
-/** The cdktf binary: $CDKTF_CLI_BIN, or cdktf-cli installed (once) under node_modules/.cache. */
-function cdktfCli(): string {
-  if (process.env.CDKTF_CLI_BIN) return process.env.CDKTF_CLI_BIN;
-  return cachedInstall({
-    root: repoRoot(),
-    folder: `cdktf-cli-${CDKTF_CLI_VERSION}`,
-    spec: `cdktf-cli@${CDKTF_CLI_VERSION}`,
-    bin: "cdktf",
-    onInstalled: (seconds: number, dir: string) =>
-      console.log(`cdktf-cli@${CDKTF_CLI_VERSION} installed into ${path.relative(repoRoot(), dir)} in ${seconds.toFixed(1)} s`),
-  });
-}
-
-interface CliResult {
-  code: number | null;
-  output: string;
-}
-
 describeWithTerraform("cdktf-cli deploy of the example against the emulator", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
+  const fx = terraformFixture({ users: [USER] });
   let project: string;
   let stackDir: string;
   let tf: TerraformRunner;
@@ -58,28 +29,11 @@ describeWithTerraform("cdktf-cli deploy of the example against the emulator", ()
   const cdktf = async (args: string[]): Promise<CliResult> => {
     const reattach = await tf.reattachProviders();
     const env = { ...tf.env, TF_REATTACH_PROVIDERS: reattach, CI: "1", FORCE_COLOR: "0" };
-    return new Promise<CliResult>((resolve) => {
-      const child = spawn(cli, args, { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
-      let output = "";
-      child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, output });
-      });
-    });
-  };
-  const expectOk = (res: CliResult): string => {
-    if (res.code !== 0) throw new Error(`cdktf exited with ${res.code}:\n${res.output}`);
-    return res.output;
+    return runCdktf(cli, args, { cwd: project, env, killAfterMs: 150_000 });
   };
 
   beforeAll(async () => {
     cli = cdktfCli();
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
     project = mkdtempSync(path.join(tmpdir(), "gpucloud-cdktf-cli-"));
     writeFileSync(
       path.join(project, "cdktf.json"),
@@ -98,14 +52,9 @@ describeWithTerraform("cdktf-cli deploy of the example against the emulator", ()
     );
     stackDir = path.join(project, "cdktf.out", "stacks", STACK);
     mkdirSync(stackDir, { recursive: true }); // the doubles session's working directory
-    tf = new TerraformRunner(stackDir, {
-      doubles,
-      env: credentialsEnv(emulator, USER),
-    });
+    tf = fx.runner(stackDir);
   }, 330_000);
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
+  afterAll(() => {
     if (project && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(project, { recursive: true, force: true });
   });
 
@@ -116,7 +65,7 @@ describeWithTerraform("cdktf-cli deploy of the example against the emulator", ()
 
   test("deploy --skip-provider-lock creates the token and prints the outputs", async () => {
     const out = expectOk(await cdktf(["deploy", STACK, "--auto-approve", "--skip-provider-lock", "--no-color"]));
-    const tokens = emulator.tokens().filter((t) => t.name === "ci-pipeline");
+    const tokens = fx.named("ci-pipeline");
     expect(tokens).toHaveLength(1);
     expect(out).toContain(`token_id = "${tokens[0].id}"`);
     expect(out).toContain("token = <sensitive>");
@@ -124,11 +73,11 @@ describeWithTerraform("cdktf-cli deploy of the example against the emulator", ()
   }, 180_000);
 
   test("deploy again changes nothing and writes nothing to the API", async () => {
-    emulator.resetStats();
+    fx.emulator.resetStats();
     const out = expectOk(await cdktf(["deploy", STACK, "--auto-approve", "--skip-provider-lock", "--no-color"]));
     expect(out).toMatch(/No changes|no differences/);
-    expect(emulator.stats().tokenWrites).toBe(0);
-    expect(emulator.tokens().filter((t) => t.name === "ci-pipeline")).toHaveLength(1);
+    expect(fx.emulator.stats().tokenWrites).toBe(0);
+    expect(fx.named("ci-pipeline")).toHaveLength(1);
   }, 180_000);
 
   test("destroy empties the state", async () => {

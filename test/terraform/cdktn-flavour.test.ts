@@ -3,40 +3,23 @@
  * the emulator: a cdktn app with an ApiToken and a Flavors lookup deploys, plans again with no
  * changes, and destroys.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-
 import { ApiToken, Flavors } from "cdktf-gpucloud/cdktn";
 import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktn";
 
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  resourceActions,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { describeWithTerraform, resourceActions, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "cdktn-bot", password: "cdktn-password-7d2f" };
 const NAME = "ci-cdktn";
 
 describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let outdir: string;
+  const fx = terraformFixture({ users: [USER] });
   let tf: TerraformRunner;
 
   beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-cdktn-"));
-
-    const app = new App({ outdir });
+    // cdktn's own App: the folder's synth would take cdktf's, which this flavour's constructs do not fit.
+    const folder = fx.folder({ prefix: "gpucloud-cdktn-", stackId: "gpu-ci" });
+    const app = new App({ outdir: folder.outdir });
     const stack = new TerraformStack(app, "gpu-ci");
     new LocalBackend(stack, { path: "terraform.tfstate" });
     const h100 = new Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1, inStockOnly: true, spot: false });
@@ -45,17 +28,7 @@ describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
     new TerraformOutput(stack, "token_id", { value: token.tokenId });
     new TerraformOutput(stack, "token", { value: token.token, sensitive: true });
     app.synth();
-
-    tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), {
-      doubles,
-      env: credentialsEnv(emulator, USER),
-    });
-    await tf.init({ check: true });
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
+    tf = await fx.init(folder.dir);
   });
 
   test("deploy creates the token and reads the cheapest H100", async () => {
@@ -68,7 +41,7 @@ describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
     ).toEqual([["create"]]);
     await tf.apply({ check: true });
 
-    const tokens = emulator.tokens().filter((t) => t.name === NAME);
+    const tokens = fx.named(NAME);
     expect(tokens).toHaveLength(1);
     expect(tokens[0].description).toBe("from cdktn");
     const out = await tf.output();
@@ -78,11 +51,11 @@ describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
   });
 
   test("a second plan has no changes and writes nothing", async () => {
-    emulator.resetStats();
+    fx.emulator.resetStats();
     const plan = await tf.plan({ detailedExitCode: true, check: true });
     expect(plan.exitCode).toBe(0);
     expect(plan.stdout).toContain("No changes.");
-    expect(emulator.stats().tokenWrites).toBe(0);
+    expect(fx.emulator.stats().tokenWrites).toBe(0);
   });
 
   test("destroy removes everything from the state", async () => {

@@ -4,47 +4,30 @@
  * scripts of several resources in parallel processes that share the server's failures.
  */
 import { ApiToken } from "../../src";
-import { type EmulatorFaults, type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import { synthesizedStack } from "../support/stacks";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  startProviderDoubles,
-  type TerraformRunner,
-} from "../support/terraform";
+import type { EmulatorFaults, RunningEmulator } from "../../src/emulator";
+import { describeWithTerraform, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "pipeline", password: "pipeline-password-7c1e" };
 
 describeWithTerraform("real Terraform under faults: converge in one apply, never duplicate", () => {
-  let doubles: ProviderDoubles;
-  const emulators: RunningEmulator[] = [];
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await Promise.all(emulators.map((e) => e.close()));
-  });
+  // An emulator per test: each starts with its own tokens and faults.
+  const fx = terraformFixture({ timeoutSeconds: 60 });
 
   async function setUp(existing: number, faults: EmulatorFaults, names: string[]): Promise<{ emu: RunningEmulator; tf: TerraformRunner }> {
-    const emu = await startEmulator({ users: [USER], maxPageSize: 50 });
-    emulators.push(emu);
+    const emu = await fx.startEmulator({ users: [USER], maxPageSize: 50 });
     for (let i = 0; i < existing; i++) emu.addToken({ name: `old-${i}`, createdAt: 1_700_000_000 + i });
-    const tf = await synthesizedStack(
+    const tf = await fx.stack(
       (stack) => {
         for (const name of names) new ApiToken(stack, name, { name, description: `token ${name}` });
       },
-      { doubles, env: credentialsEnv(emu, USER, 60), prefix: "gpucloud-faults-" },
+      { env: fx.env({}, USER, emu), prefix: "gpucloud-faults-" },
     );
     emu.setFaults(faults);
     return { emu, tf };
   }
 
-  const count = (emu: RunningEmulator, name: string) => emu.tokens().filter((t) => t.name === name).length;
+  const count = (emu: RunningEmulator, name: string) => fx.named(name, emu).length;
 
   test("a 502 on every 3rd request, 60 tokens on the account: a 3-token apply converges at once, 0 duplicates", async () => {
     const names = ["ci-a", "ci-b", "ci-c"];

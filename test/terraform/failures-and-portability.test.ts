@@ -4,48 +4,25 @@
  * synthesized folder that is moved after synth.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { App, TerraformOutput, type TerraformStack } from "cdktf";
+import { TerraformOutput, type TerraformStack } from "cdktf";
 
 import { GpuCiStack } from "../../examples/main";
 import { Flavors, type FlavorsProps } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import { synthesizedStack } from "../support/stacks";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type ProviderDoubles,
-  resourceActions,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { closedPort } from "../support/closed-port";
+import { describeWithTerraform, oneLine, resourceActions, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "pipeline", password: "pipeline-password-90ad" };
 
 describeWithTerraform("real Terraform: adoption, plan-time failures, moved folders", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let credentials: NodeJS.ProcessEnv;
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    credentials = credentialsEnv(emulator, USER, 20);
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
+  const fx = terraformFixture({ users: [USER], timeoutSeconds: 20 });
 
   /** A fresh stack folder, synthesized and initialized; `env` replaces the credentials (for the failure cases). */
-  const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = credentials): Promise<TerraformRunner> =>
-    synthesizedStack(build, { doubles, env: { ...process.env, ...env } });
+  const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = fx.env()): Promise<TerraformRunner> =>
+    fx.stack(build, { env: { ...process.env, ...env } });
 
   const flavorsStack = (props: FlavorsProps) => (stack: TerraformStack) => {
     const f = new Flavors(stack, "gpu", props);
@@ -56,20 +33,19 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
   };
 
   test("a token that exists before the first apply is adopted, not duplicated", async () => {
-    const existing = emulator.addToken({ name: "ci-adopt", description: "made in the console" });
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-adopt-"));
-    const app = new App({ outdir });
-    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-adopt", tokenDescription: "managed now" });
-    app.synth();
-    const tf = new TerraformRunner(path.join(outdir, "stacks", "gpu-ci"), { doubles, env: { ...process.env, ...credentials } });
-    await tf.init({ check: true });
+    const existing = fx.emulator.addToken({ name: "ci-adopt", description: "made in the console" });
+    const folder = fx.folder({ prefix: "gpucloud-adopt-", stackId: "gpu-ci" });
+    folder.synthApp(
+      (app) => new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-adopt", tokenDescription: "managed now" }),
+    );
+    const tf = await fx.init(folder.dir);
 
     const plan = await tf.plan({ check: true });
     const actions = Object.entries(resourceActions(plan.plan!)).filter(([address]) => address.startsWith("null_resource."));
     expect(actions.map(([, a]) => a)).toEqual([["create"]]);
     const applied = await tf.apply({ check: true });
     expect(oneLine(applied.stdout)).toContain(`adopted existing API token "ci-adopt" (id ${existing.id})`);
-    expect(emulator.tokens().filter((t) => t.name === "ci-adopt")).toEqual([
+    expect(fx.emulator.tokens().filter((t) => t.name === "ci-adopt")).toEqual([
       expect.objectContaining({ id: existing.id, description: "managed now", token: existing.token }),
     ]);
     expect((await tf.output()).token_id.value).toBe(existing.id);
@@ -111,7 +87,7 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
   });
 
   test("bad credentials fail the plan, naming the variables to set and no secret", async () => {
-    const wrong = await stackWith(flavorsStack({ gpu: "H100" }), { ...credentials, GPUCLOUD_PASSWORD: "not-the-password-4242" });
+    const wrong = await stackWith(flavorsStack({ gpu: "H100" }), fx.env({ GPUCLOUD_PASSWORD: "not-the-password-4242" }));
     const plan = await wrong.plan();
     expect(plan.exitCode).toBe(1);
     expect(oneLine(plan.stderr)).toMatch(/invalid username or password/i);
@@ -119,7 +95,7 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
     expect(oneLine(plan.stderr)).toContain('(read for Flavors "s/gpu")');
     expect(plan.stderr + plan.stdout).not.toContain("not-the-password-4242");
 
-    const none = await stackWith(flavorsStack({ gpu: "H100" }), { GPUCLOUD_BASE_URL: emulator.url });
+    const none = await stackWith(flavorsStack({ gpu: "H100" }), { GPUCLOUD_BASE_URL: fx.emulator.url });
     const missing = await none.plan();
     expect(missing.exitCode).toBe(1);
     const text = oneLine(missing.stderr);
@@ -130,19 +106,11 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
   });
 
   test("an API that is down fails the plan within the configured time, no hang", async () => {
-    // A port that accepts nothing: bind, note it, close.
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer();
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
-    const tf = await stackWith(flavorsStack({ gpu: "H100" }), {
-      ...credentials,
-      GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`,
-      GPUCLOUD_TIMEOUT_SECONDS: "3",
-    });
+    const port = await closedPort();
+    const tf = await stackWith(
+      flavorsStack({ gpu: "H100" }),
+      fx.env({ GPUCLOUD_BASE_URL: `http://127.0.0.1:${port}`, GPUCLOUD_TIMEOUT_SECONDS: "3" }),
+    );
     const started = Date.now();
     const plan = await tf.plan({ timeoutMs: 60_000 });
     const seconds = (Date.now() - started) / 1000;
@@ -153,9 +121,9 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
   });
 
   test("an API that hangs fails the plan within the configured time, no hang", async () => {
-    emulator.setFaults({ latencyMs: 60_000, paths: ["/flavors"] });
+    fx.emulator.setFaults({ latencyMs: 60_000, paths: ["/flavors"] });
     try {
-      const tf = await stackWith(flavorsStack({ gpu: "H100" }), { ...credentials, GPUCLOUD_TIMEOUT_SECONDS: "3" });
+      const tf = await stackWith(flavorsStack({ gpu: "H100" }), fx.env({ GPUCLOUD_TIMEOUT_SECONDS: "3" }));
       const started = Date.now();
       const plan = await tf.plan({ timeoutMs: 60_000 });
       expect(plan.timedOut).toBe(false);
@@ -163,29 +131,27 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
       expect((Date.now() - started) / 1000).toBeLessThan(30);
       expect(oneLine(plan.stderr)).toMatch(/timed out|timeout|gave up/i);
     } finally {
-      emulator.setFaults({});
+      fx.emulator.setFaults({});
     }
   });
 
   test("a synthesized folder moved after synth still plans and applies", async () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-moved-src-"));
-    const app = new App({ outdir });
-    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-moved", tokenDescription: "portable" });
-    app.synth();
+    const { outdir, dir } = fx
+      .folder({ prefix: "gpucloud-moved-src-", stackId: "gpu-ci" })
+      .synthApp((app) => new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-moved", tokenDescription: "portable" }));
     const moved = path.join(mkdtempSync(path.join(tmpdir(), "gpucloud-moved-dst-")), "elsewhere");
-    cpSync(path.join(outdir, "stacks", "gpu-ci"), moved, { recursive: true });
+    cpSync(dir, moved, { recursive: true });
     rmSync(outdir, { recursive: true, force: true });
     // Nothing in the configuration points back at the synth machine's folders.
     expect(readFileSync(path.join(moved, "cdk.tf.json"), "utf8")).not.toContain(outdir);
 
-    const tf = new TerraformRunner(moved, { doubles, env: { ...process.env, ...credentials } });
-    await tf.init({ check: true });
+    const tf = await fx.init(moved);
     await tf.apply({ check: true });
     const out = await tf.output();
     expect(out.flavor_id.value).toBe("no1-h100x1");
     expect(out.preferred_flavor_id.value).toBe("no1-h100x1");
     expect(out.preferred_choice.value).toBe(0);
-    expect(emulator.tokens().filter((t) => t.name === "ci-moved")).toHaveLength(1);
+    expect(fx.emulator.tokens().filter((t) => t.name === "ci-moved")).toHaveLength(1);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 });

@@ -10,40 +10,18 @@ import path from "node:path";
 import { TerraformOutput, type TerraformStack, TerraformVariable } from "cdktf";
 
 import { FlavorPreference, Flavors, type FlavorsProps } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
-import { synthesizedStack } from "../support/stacks";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-  type TerraformRunner,
-} from "../support/terraform";
+import { describeWithTerraform, oneLine, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "flavors", password: "flavors-password-5d1c" };
 
 describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let credentials: NodeJS.ProcessEnv;
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    credentials = credentialsEnv(emulator, USER, 20);
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
+  const fx = terraformFixture({ users: [USER], timeoutSeconds: 20 });
 
   const stackWith = (build: (stack: TerraformStack) => void, env: NodeJS.ProcessEnv = {}): Promise<TerraformRunner> =>
-    synthesizedStack(build, { doubles, env: { ...process.env, ...credentials, ...env }, prefix: "gpucloud-flavors-" });
+    fx.stack(build, { env: fx.env(env), prefix: "gpucloud-flavors-" });
 
-  const flavorGets = () => emulator.stats().byRoute["GET /flavors"] ?? 0;
+  const flavorGets = () => fx.emulator.stats().byRoute["GET /flavors"] ?? 0;
 
   test("each filter selects the flavors the seed table says, cheapest first", async () => {
     // One Flavors per filter in one stack, so that one apply checks them all.
@@ -179,10 +157,10 @@ describeWithTerraform("real Terraform: Flavors filters and FlavorPreference", ()
 
     // A plan reads the catalog once for both (the stack's one read): "second" has a choice without
     // region, so one call lists every region, which also answers "first" (2 regions alone).
-    emulator.resetStats();
+    fx.emulator.resetStats();
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
     expect(flavorGets()).toBe(1);
-    expect(emulator.stats().logins).toBe(1);
+    expect(fx.emulator.stats().logins).toBe(1);
   });
 
   test("FlavorPreference with no matching choice fails the plan, saying what each choice's regions offer", async () => {

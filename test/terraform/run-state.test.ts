@@ -7,29 +7,18 @@
  * second is shared for real; each case asserts the API's state. docs/token-lifecycle.md ("Run
  * state") names them.
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { TerraformOutput } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { ApiClient } from "../../src/client/client";
-import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
-import { credentialsEnv, type TestAccount } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  handoffFiles,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-  terraformBinary,
-  TerraformRunner,
-} from "../support/terraform";
+import type { TestAccount } from "../support/api-credentials";
+import type { SynthFolder } from "../support/stacks";
+import { describeWithTerraform, handoffFiles, oneLine, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const STAGING = { username: "rs-staging-bot", password: "rs-staging-pw-41d2", account: "staging" };
 const PROD = { username: "rs-prod-bot", password: "rs-prod-pw-9e07", account: "prod" };
@@ -42,55 +31,36 @@ async function atSecondStart(): Promise<void> {
 }
 
 describeWithTerraform("run state under real Terraform: one run's files are its own", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [STAGING, PROD] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
-
-  const tokensOf = (account: string, name: string) => emulator.tokens().filter((t) => (t.account ?? "") === account && t.name === name);
+  const fx = terraformFixture({ users: [STAGING, PROD] });
+  const tokensOf = fx.tokensOf;
 
   /** One stack folder: an ApiToken, its id and the plan's timestamp as outputs. */
-  const synth = (outdir: string, name: string) => {
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    const token = new ApiToken(stack, "ci", { name });
-    new TerraformOutput(stack, "token_id", { value: token.tokenId });
-    new TerraformOutput(stack, "plan_time", { value: "${plantimestamp()}" });
-    app.synth();
-    return path.join(outdir, "stacks", "s");
-  };
+  const synth = (folder: SynthFolder, name: string) =>
+    folder.synth((stack) => {
+      const token = new ApiToken(stack, "ci", { name });
+      new TerraformOutput(stack, "token_id", { value: token.tokenId });
+      new TerraformOutput(stack, "plan_time", { value: "${plantimestamp()}" });
+    }).dir;
   const runner = (dir: string, account: TestAccount, over: NodeJS.ProcessEnv = {}) =>
-    new TerraformRunner(dir, { doubles, env: { ...credentialsEnv(emulator, account), ...over }, timeoutMs: 120_000 });
+    fx.runner(dir, { env: fx.env(over, account), timeoutMs: 120_000 });
   const outputs = async (tf: TerraformRunner) => {
     const out = await tf.output();
     return { tokenId: out.token_id.value as string, planTime: out.plan_time.value as string };
   };
 
   test("two workspaces of one folder on two accounts, applied at once with plans in the same second: each account gets its own token", async () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-ws-"));
+    const folder = fx.folder({ prefix: "gpucloud-run-state-ws-" });
     let sameSecond = 0;
     for (let attempt = 1; attempt <= ATTEMPTS && sameSecond === 0; attempt++) {
       const name = `rs-ws-${attempt}`;
-      const dir = synth(outdir, name);
+      const dir = synth(folder, name);
       // TF_WORKSPACE selects each job's workspace, as a pipeline sets it; both share the folder and its .terraform.
       const staging = runner(dir, STAGING, { TF_WORKSPACE: "staging" });
       const prod = runner(dir, PROD, { TF_WORKSPACE: "prod" });
       if (attempt === 1) {
         const plain = runner(dir, STAGING);
         await plain.init({ check: true });
-        for (const ws of ["staging", "prod"]) {
-          const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", ws], { cwd: dir, env: plain.env, encoding: "utf8" });
-          expect(res.stderr).toBe("");
-        }
+        for (const ws of ["staging", "prod"]) plain.newWorkspace(ws);
       }
       await atSecondStart();
       const [a, b] = await Promise.all([staging.apply(), prod.apply()]);
@@ -114,19 +84,16 @@ describeWithTerraform("run state under real Terraform: one run's files are its o
   // (1.0 to 2.1 s measured on this machine), so the retry's plan starts in a later one. The same
   // plantimestamp() with another nonce is pinned at the script level (test/runtime/run-walk.test.ts).
   test("a rename that failed (the name was taken), fixed in the console and retried at once: the same token is renamed", async () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-retry-"));
-    const tf = runner(synth(outdir, "rs-old"), STAGING);
+    const folder = fx.folder({ prefix: "gpucloud-run-state-retry-" });
+    const tf = runner(synth(folder, "rs-old"), STAGING);
     await tf.init({ check: true });
     await tf.apply({ check: true });
     const [ours] = tokensOf("staging", "rs-old");
     // Someone else's token already has the new name.
-    const client = new ApiClient(
-      { baseUrl: emulator.url, credentials: { username: STAGING.username, password: STAGING.password }, totalTimeoutMs: 10_000 },
-      openNodeHttpSender,
-    );
+    const client = fx.client(STAGING);
     const theirs = await client.createToken({ name: "rs-new" });
 
-    synth(outdir, "rs-new");
+    synth(folder, "rs-new");
     const failed = await tf.apply();
     expect(failed.exitCode).not.toBe(0);
     expect(failed.stderr + failed.stdout).toContain(`API token ${theirs.id} already has that name`);
@@ -145,9 +112,8 @@ describeWithTerraform("run state under real Terraform: one run's files are its o
   });
 
   test("a plan whose earlier runs' files cannot be removed succeeds, and its check block says which", async () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-sweep-"));
     const env = { TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-sweep-tmp-")) };
-    const tf = runner(synth(outdir, "rs-sweep"), STAGING, env);
+    const tf = runner(synth(fx.folder({ prefix: "gpucloud-run-state-sweep-" }), "rs-sweep"), STAGING, env);
     await tf.init({ check: true });
     await tf.apply({ check: true });
     // A spent walk of an earlier run that cannot be removed as a file (a folder under its name: for root too,

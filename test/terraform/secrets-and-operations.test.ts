@@ -1,71 +1,31 @@
 /**
  * The claims of docs/operations.md ("Where secrets live", "Operating it"), checked with real
- * Terraform (offline, through the provider doubles) on the example stack against the emulator.
+ * Terraform (offline, through the provider doubles) on the example stack against the fx.emulator.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
-import { App } from "cdktf";
-
 import { GpuCiStack } from "../../examples/main";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-  TerraformRunner,
-} from "../support/terraform";
+import { closedPort } from "../support/closed-port";
+import { describeWithTerraform, oneLine, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "ops-bot", password: "ops-password-41c7" };
 
-/** A loopback URL where nothing listens: the API being down. */
-async function deadUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
-
 describeWithTerraform("where the token value lives, and operating without the API", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-  let outdir: string;
+  const fx = terraformFixture({ users: [USER], timeoutSeconds: 5 });
   let stackDir: string;
   let tf: TerraformRunner;
   let value: string;
 
-  const env = (baseUrl: string): NodeJS.ProcessEnv => ({
-    ...process.env,
-    GPUCLOUD_BASE_URL: baseUrl,
-    GPUCLOUD_USERNAME: USER.username,
-    GPUCLOUD_PASSWORD: USER.password,
-    GPUCLOUD_TIMEOUT_SECONDS: "5",
-  });
-
   beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
-    outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-secrets-"));
-    const app = new App({ outdir });
-    new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-secrets" });
-    app.synth();
-    stackDir = path.join(outdir, "stacks", "gpu-ci");
-    tf = new TerraformRunner(stackDir, { doubles, env: env(emulator.url) });
-    await tf.init({ check: true });
+    stackDir = fx
+      .folder({ prefix: "gpucloud-secrets-", stackId: "gpu-ci" })
+      .synthApp((app) => new GpuCiStack(app, "gpu-ci", { regionId: "norway-east-1", tokenName: "ci-secrets" })).dir;
+    tf = await fx.init(stackDir);
     await tf.apply({ check: true });
-    value = emulator.tokens().find((t) => t.name === "ci-secrets")!.token;
+    value = fx.named("ci-secrets")[0].token;
     expect(value.length).toBeGreaterThan(20);
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-    if (outdir && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(outdir, { recursive: true, force: true });
   });
 
   test("a saved plan file holds the value and is readable by group and others (mode 0644 under umask 022)", async () => {
@@ -93,7 +53,7 @@ describeWithTerraform("where the token value lives, and operating without the AP
   });
 
   test("with the API down, destroy fails at the refresh; -refresh=false destroys", async () => {
-    const down = new TerraformRunner(stackDir, { doubles, env: env(await deadUrl()) });
+    const down = fx.runner(stackDir, { env: fx.env({ GPUCLOUD_BASE_URL: `http://127.0.0.1:${await closedPort()}` }) });
     const failed = await down.destroy();
     expect(failed.exitCode).not.toBe(0);
     expect(oneLine(failed.stderr)).toMatch(/data\.external\./);
@@ -104,6 +64,6 @@ describeWithTerraform("where the token value lives, and operating without the AP
     expect(destroyed.stdout).toMatch(/Destroy complete! Resources: 2 destroyed\./);
     expect(oneLine(destroyed.stdout)).toMatch(/WARNING: API token "ci-secrets" \(id \S+\) stays ACTIVE: the stack is being destroyed/);
     // The token itself stays: the API has no delete operation.
-    expect(emulator.tokens().filter((t) => t.name === "ci-secrets")).toHaveLength(1);
+    expect(fx.emulator.tokens().filter((t) => t.name === "ci-secrets")).toHaveLength(1);
   });
 });

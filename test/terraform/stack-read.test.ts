@@ -13,41 +13,26 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, TerraformOutput, type TerraformStack } from "cdktf";
 
 import { ApiToken, FlavorPreference, Flavors } from "../../src";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv } from "../support/api-credentials";
 import { SCRIPT_NODE } from "../support/processes";
-import { synthesizedStack } from "../support/stacks";
-import {
-  type ChangeJson,
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  type ProviderDoubles,
-  startProviderDoubles,
-  type TerraformRunner,
-} from "../support/terraform";
+import { type ChangeJson, describeWithTerraform, type TerraformRunner } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "stack-read-bot", password: "stack-read-pw-51c9" };
 /** The cheapest H100 x1 in norway-east-1 of the emulator's seed catalog (see src/emulator/seed.ts). */
 const NORWAY_H100X1 = "no1-h100x1-spot";
 
 describeWithTerraform("the stack's one read, under real Terraform", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
+  const fx = terraformFixture({ users: [USER], timeoutSeconds: 20 });
   let bin: string;
   let log: string;
 
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [USER] });
-    doubles = await startProviderDoubles();
+  beforeAll(() => {
     bin = mkdtempSync(path.join(tmpdir(), "gpucloud-stack-read-bin-"));
     log = path.join(bin, "processes.log");
     writeFileSync(path.join(bin, "node"), `#!/bin/sh\nprintf '%s\\n' "$*" >> "${log}"\nexec "${SCRIPT_NODE}" "$@"\n`);
     chmodSync(path.join(bin, "node"), 0o755);
   });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
+  afterAll(() => {
     if (bin) rmSync(bin, { recursive: true, force: true });
   });
 
@@ -58,11 +43,7 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
     return lines.map((line) => line.split(" ").at(-1)!).sort();
   };
   const stackWith = (build: (stack: TerraformStack) => void): Promise<TerraformRunner> =>
-    synthesizedStack(build, {
-      doubles,
-      env: { ...credentialsEnv(emulator, USER, 20), PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` },
-      prefix: "gpucloud-stack-read-",
-    });
+    fx.stack(build, { env: fx.env({ PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` }), prefix: "gpucloud-stack-read-" });
   const lookups = (stack: TerraformStack) => {
     const h100 = new Flavors(stack, "h100", { regionId: "norway-east-1", gpu: "H100", gpuCount: 1 });
     const a100 = new Flavors(stack, "a100", { gpu: "A100-80G", allowEmpty: true });
@@ -85,11 +66,11 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
     const outputs = await tf.output();
     expect([outputs.h100_id.value, outputs.pick_id.value]).toEqual([NORWAY_H100X1, "no1-h100x1"]);
     processes();
-    emulator.resetStats();
+    fx.emulator.resetStats();
     const plan = await tf.plan({ detailedExitCode: true });
     expect(plan.exitCode).toBe(0);
     expect(processes()).toEqual(["stack-read"]);
-    const stats = emulator.stats();
+    const stats = fx.emulator.stats();
     expect(stats.logins).toBe(1);
     expect(stats.byRoute["GET /api-tokens"]).toBe(1);
     expect(stats.byRoute["GET /flavors"]).toBe(1);
@@ -117,7 +98,7 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
   });
 
   test("a lookup's query known only at apply leaves the tokens' in-sync trigger known at plan (no replacement)", async () => {
-    emulator.addToken({ name: "read-in-sync" });
+    fx.emulator.addToken({ name: "read-in-sync" });
     const tf = await stackWith((stack) => {
       const seed = new Resource(stack, "seed", {});
       // "H100" once the seed exists: unknown at the first plan.

@@ -3,41 +3,16 @@
  * in seconds, not after the whole time budget, and the message says which address, where it came
  * from (the variable, or the baseUrl in the configuration) and which account it belongs to.
  */
-import { createServer } from "node:net";
-
 import { TerraformOutput, type TerraformStack } from "cdktf";
 
 import { ApiToken, Flavors, GpuCloudAccount } from "../../src";
-import { synthesizedStack } from "../support/stacks";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-} from "../support/terraform";
-
-/** A loopback port nothing listens on: bound, noted, closed. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { closedPort } from "../support/closed-port";
+import { describeWithTerraform, oneLine } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 describeWithTerraform("real Terraform: an API address that refuses connections", () => {
-  let doubles: ProviderDoubles;
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-  });
+  // No emulator: nothing listens at the addresses these stacks are given.
+  const fx = terraformFixture();
 
   // The default budget of 120 s stays in force: only the unreachable address is given up on early.
   const env = (over: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
@@ -48,7 +23,7 @@ describeWithTerraform("real Terraform: an API address that refuses connections",
 
   test("an account's variable with a wrong address: the plan fails within about 20 s, naming the URL, the variable and the account", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
-    const tf = await synthesizedStack(
+    const tf = await fx.stack(
       (stack: TerraformStack) => {
         const staging = new GpuCloudAccount(stack, "staging", { envPrefix: "GPUCLOUD_STAGING_" });
         const token = new ApiToken(stack, "ci", { name: "ci", account: staging });
@@ -57,7 +32,6 @@ describeWithTerraform("real Terraform: an API address that refuses connections",
         new TerraformOutput(stack, "cheapest", { value: gpu.cheapestId });
       },
       {
-        doubles,
         env: env({ GPUCLOUD_STAGING_BASE_URL: url, GPUCLOUD_STAGING_USERNAME: "bot", GPUCLOUD_STAGING_PASSWORD: "pw-never-shown-5e1f" }),
       },
     );
@@ -75,12 +49,12 @@ describeWithTerraform("real Terraform: an API address that refuses connections",
 
   test("a construct's baseUrl with a wrong address: the message names the baseUrl prop", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
-    const tf = await synthesizedStack(
+    const tf = await fx.stack(
       (stack: TerraformStack) => {
         const gpu = new Flavors(stack, "gpu", { gpu: "H100", baseUrl: url });
         new TerraformOutput(stack, "cheapest", { value: gpu.cheapestId });
       },
-      { doubles, env: env({ GPUCLOUD_BASE_URL: "http://127.0.0.1:1", GPUCLOUD_API_TOKEN: "tok-never-shown-77aa" }) },
+      { env: env({ GPUCLOUD_BASE_URL: "http://127.0.0.1:1", GPUCLOUD_API_TOKEN: "tok-never-shown-77aa" }) },
     );
     const started = Date.now();
     const plan = await tf.plan({ timeoutMs: 90_000 });

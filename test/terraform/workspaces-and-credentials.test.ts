@@ -5,58 +5,29 @@
  * account through another credential is no change; two workspaces of one folder that would manage
  * one token are warned about at plan. docs/accounts.md ("Workspaces", "Changing credentials").
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 
-import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
+import { TerraformOutput } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { ApiClient } from "../../src/client/client";
-import { openNodeHttpSender } from "../../src/client/node-http-sender";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { credentialsEnv, type TestAccount } from "../support/api-credentials";
-import {
-  describeWithTerraform,
-  ensureProviderDoublesBuilt,
-  oneLine,
-  type ProviderDoubles,
-  startProviderDoubles,
-  terraformBinary,
-  TerraformRunner,
-} from "../support/terraform";
+import type { TestAccount } from "../support/api-credentials";
+import { describeWithTerraform, oneLine } from "../support/terraform";
+import { terraformFixture } from "../support/terraform-fixture";
 
 const ALICE = { username: "wc-alice", password: "wc-alice-pw-17", account: "staging" };
 const BOB = { username: "wc-bob", password: "wc-bob-pw-29", account: "prod" };
 
 describeWithTerraform("workspaces and credentials under real Terraform: a change of account is never silent", () => {
-  let emulator: RunningEmulator;
-  let doubles: ProviderDoubles;
-
-  beforeAll(async () => {
-    ensureProviderDoublesBuilt();
-    emulator = await startEmulator({ users: [ALICE, BOB] });
-    doubles = await startProviderDoubles();
-  });
-  afterAll(async () => {
-    await doubles?.stop();
-    await emulator?.close();
-  });
-
-  const tokensOf = (account: string, name: string) => emulator.tokens().filter((t) => (t.account ?? "") === account && t.name === name);
-  const stackDir = (name: string) => {
-    const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-wc-"));
-    const app = new App({ outdir });
-    const stack = new TerraformStack(app, "s");
-    new LocalBackend(stack, { path: "terraform.tfstate" });
-    const token = new ApiToken(stack, "ci", { name });
-    new TerraformOutput(stack, "token_id", { value: token.tokenId });
-    app.synth();
-    return path.join(outdir, "stacks", "s");
-  };
-  const runner = (dir: string, env: NodeJS.ProcessEnv) => new TerraformRunner(dir, { doubles, env, timeoutMs: 120_000 });
-  const as = (account: TestAccount, over: NodeJS.ProcessEnv = {}) => ({ ...credentialsEnv(emulator, account), ...over });
+  const fx = terraformFixture({ users: [ALICE, BOB] });
+  const tokensOf = fx.tokensOf;
+  const stackDir = (name: string) =>
+    fx.folder({ prefix: "gpucloud-wc-" }).synth((stack) => {
+      const token = new ApiToken(stack, "ci", { name });
+      new TerraformOutput(stack, "token_id", { value: token.tokenId });
+    }).dir;
+  const runner = (dir: string, env: NodeJS.ProcessEnv) => fx.runner(dir, { env, timeoutMs: 120_000 });
+  const as = (account: TestAccount, over: NodeJS.ProcessEnv = {}) => fx.env(over, account);
 
   test("credentials of another account fail the plan, naming both identities and what to delete to move on purpose", async () => {
     const dir = stackDir("wc-serving");
@@ -94,10 +65,7 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
     const tf = runner(dir, as(ALICE));
     await tf.init({ check: true });
     await tf.apply({ check: true });
-    const client = new ApiClient(
-      { baseUrl: emulator.url, credentials: { username: ALICE.username, password: ALICE.password }, totalTimeoutMs: 10_000 },
-      openNodeHttpSender,
-    );
+    const client = fx.client(ALICE);
     const pipelineToken = await client.createToken({ name: "wc-pipeline-credential" });
     await client.close();
     const { GPUCLOUD_USERNAME: _u, GPUCLOUD_PASSWORD: _p, ...withoutPassword } = as(ALICE);
@@ -112,10 +80,7 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
     const dir = stackDir("wc-shared");
     const plain = runner(dir, as(ALICE));
     await plain.init({ check: true });
-    for (const ws of ["staging", "prod"]) {
-      const res = spawnSync(terraformBinary(), ["workspace", "new", "-no-color", ws], { cwd: dir, env: plain.env, encoding: "utf8" });
-      expect(res.stderr).toBe("");
-    }
+    for (const ws of ["staging", "prod"]) plain.newWorkspace(ws);
     await runner(dir, as(ALICE, { TF_WORKSPACE: "staging" })).apply({ check: true });
     const [token] = tokensOf("staging", "wc-shared");
 
