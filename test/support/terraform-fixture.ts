@@ -8,7 +8,7 @@ import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type EmulatorOptions, type EmulatorTokenRecord, type EmulatorUser, type RunningEmulator, startEmulator } from "../../src/emulator";
 import { credentialsEnv, type TestAccount } from "./api-credentials";
-import { SynthFolder, type SynthFolderOptions } from "./stacks";
+import { SynthFolder, type SynthFolderOptions } from "./synth-folder";
 import { ensureProviderDoublesBuilt, type ProviderDoubles, startProviderDoubles, TerraformRunner } from "./terraform";
 
 export interface TerraformFixtureOptions {

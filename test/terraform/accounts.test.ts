@@ -11,7 +11,7 @@ import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 
 import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
 import type { RunningEmulator } from "../../src/emulator";
-import type { SynthFolder } from "../support/stacks";
+import type { SynthFolder } from "../support/synth-folder";
 import { type CommandResult, describeWithTerraform, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 

@@ -7,7 +7,7 @@ import path from "node:path";
 
 import { GpuCiStack, type GpuCiStackProps } from "../../examples/main";
 import { withoutNodeLineWarning } from "../support/processes";
-import type { SynthFolder } from "../support/stacks";
+import type { SynthFolder } from "../support/synth-folder";
 import { describeWithTerraform, oneLine, outputChanges, type PlanJson, resourceActions, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 

@@ -14,7 +14,7 @@ import { DataResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
 import { withoutNodeLineWarning } from "../support/processes";
-import type { SynthFolder } from "../support/stacks";
+import type { SynthFolder } from "../support/synth-folder";
 import { describeWithTerraform, oneLine, type PlanJson, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 

@@ -13,7 +13,7 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 
 import { ApiToken } from "../../src";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
-import type { SynthFolder } from "../support/stacks";
+import type { SynthFolder } from "../support/synth-folder";
 import { describeWithTerraform } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 

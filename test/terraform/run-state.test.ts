@@ -16,7 +16,7 @@ import { TerraformOutput } from "cdktf";
 import { ApiToken } from "../../src";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
 import type { TestAccount } from "../support/api-credentials";
-import type { SynthFolder } from "../support/stacks";
+import type { SynthFolder } from "../support/synth-folder";
 import { describeWithTerraform, handoffFiles, oneLine, outputChanges, type PlanResult, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
