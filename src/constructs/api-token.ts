@@ -207,7 +207,9 @@ export class ApiToken extends Construct {
 
   /**
    * The token's value. Sensitive: Terraform refuses an output built from it unless the output
-   * is marked `sensitive: true`.
+   * is marked `sensitive: true`. Refer to it before the app synthesizes (in a constructor or an
+   * aspect, not first inside a `Lazy` value): the stack's read is told at synthesis which values
+   * it must list after a create.
    */
   public get token(): string {
     if (!this.valueInState) {
@@ -249,7 +251,7 @@ export class ApiToken extends Construct {
     return Token.asNumber(this.cached(StackReadResultField.CREATED_AT, "tonumber"));
   }
 
-  /** Last use as the API reports it; 0 means never used. */
+  /** Last use as the API reports it; 0 means never used. Refer to it before the app synthesizes, as to `token`. */
   public get lastUsed(): number {
     return Token.asNumber(this.cached(StackReadResultField.LAST_USED, "tonumber"));
   }
