@@ -25,7 +25,14 @@ exports.cachedInstall = ({ root, folder, spec, bin, timeoutMs = 300000, onInstal
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`installing ${[].concat(spec).join(" ")} failed (${res.error ? res.error.message : `exit ${res.status}`})\n${res.stderr}`);
   }
-  renameSync(tmp, dir);
+  try {
+    renameSync(tmp, dir);
+  } catch (err) {
+    // Another process (a parallel test file, a second `npm test`) installed it first: use theirs.
+    rmSync(tmp, { recursive: true, force: true });
+    if (existsSync(binary)) return binary;
+    throw err;
+  }
   if (onInstalled) onInstalled((Date.now() - started) / 1000, dir);
   return binary;
 };
