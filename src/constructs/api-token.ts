@@ -185,11 +185,8 @@ export class ApiToken extends Construct {
     TokenRoster.of(this).add(this, {
       name: props.name,
       // An expression's text cannot be nested in the roster's; its value is the sync resource's trigger.
-      nameExpression: isKnown(props.name)
-        ? JSON.stringify(name)
-        : `${sync.terraformResourceType}.${sync.friendlyUniqueId}.triggers["${TokenTrigger.NAME}"]`,
+      nameExpression: `${sync.terraformResourceType}.${sync.friendlyUniqueId}.triggers["${TokenTrigger.NAME}"]`,
       previousNames,
-      idExpression: this.idExpression,
       envPrefix,
       lookupErrors: stackRead.lookupErrors,
     });

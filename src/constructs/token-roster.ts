@@ -11,9 +11,10 @@ const ROSTER_ID = "gpucloud-token-roster";
 /** What the roster records of one ApiToken. */
 interface RosterToken {
   readonly path: string;
-  /** Terraform expression (text) of its name: a quoted literal, or a reference when the name is an expression. */
+  /** Its name as configured: a literal, or a cdktf token. */
+  readonly name: string;
+  /** Terraform expression (text) whose value is its name, for a name that is not literal. */
   readonly nameExpression: string;
-  readonly idExpression: string;
   readonly envPrefix?: string;
   /** Literal name and previous names, for RosterNow.names. */
   readonly literalNames: readonly string[];
@@ -27,10 +28,14 @@ interface RosterToken {
  * library:
  * - `triggers_replace` = the sorted construct paths of the stack's ApiTokens, so adding or
  *   removing one replaces the roster (and runs its destroy-time provisioner), and
- * - `input` = path → name, id (and account), as one JSON string: a rename or a new id is a small
- *   in-place update, which Terraform's plan shows key by key. A string, not an object: Terraform
+ * - `input` = path → name (and account), as one JSON string: a rename is a small in-place update,
+ *   which Terraform's plan shows key by key. No ids: they would make the roster refer to every
+ *   token's attributes, so that a new or drifted token left its input unknown in the plan and each
+ *   plan evaluated one more reference per token. A string, not an object: Terraform
  *   stores an object of `input` with its whole type beside it, and copies the state for every root
  *   output it plans, so the object's size weighed on every plan of a large stack (docs/performance.md).
+ *   Written as literal JSON text, an interpolation only for a name that is an expression: Terraform
+ *   parses every string of the configuration at each plan, and literal text is the cheapest to parse.
  * - `count` = 0 without ApiTokens (a stack of lookups only shows nothing), so removing the last
  *   ApiToken while a lookup remains still destroys it with its provisioner.
  */
@@ -72,30 +77,19 @@ export class TokenRoster extends Construct {
     roster.overrideLogicalId("gpucloud_token_roster");
     // A list, not the map cdktf's type declares: the plan then shows which paths came or went.
     roster.addOverride("triggers_replace", Lazy.anyValue({ produce: () => paths().map(terraformLiteral) }));
-    roster.addOverride(
-      "input",
-      Lazy.stringValue({
-        produce: () => {
-          const entries = this.tokens.map((t) => {
-            const prefix = t.envPrefix !== undefined ? `, env_prefix = ${JSON.stringify(terraformLiteral(t.envPrefix))}` : "";
-            return `${JSON.stringify(terraformLiteral(t.path))} = { name = ${t.nameExpression}, id = ${t.idExpression}${prefix} }`;
-          });
-          return `\${jsonencode({${entries.join(", ")}})}`;
-        },
-      }),
-    );
+    roster.addOverride("input", Lazy.stringValue({ produce: () => rosterInput(this.tokens) }));
   }
 
   /**
-   * Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), its name
-   * and id as Terraform expression text; `lookupErrors`, the Terraform text of the stack read's lookup errors.
+   * Adds an ApiToken: its name and previous names as configured (literals or cdktf tokens), an
+   * expression (text) whose value is its name, for a name that is not literal; `lookupErrors`, the
+   * Terraform text of the stack read's lookup errors.
    */
   add(
     owner: Construct,
     token: {
       name: string;
       nameExpression: string;
-      idExpression: string;
       envPrefix?: string;
       previousNames: readonly string[];
       lookupErrors: string;
@@ -110,10 +104,23 @@ export class TokenRoster extends Construct {
     }
     this.tokens.push({
       path: owner.node.path,
+      name: token.name,
       nameExpression: token.nameExpression,
-      idExpression: token.idExpression,
       envPrefix: token.envPrefix,
       literalNames: [token.name, ...token.previousNames].filter((n) => isKnown(n)),
     });
   }
+}
+
+/** The roster's `input` (see TokenRoster): JSON text by path, with an interpolation only for a name that is not literal. */
+function rosterInput(tokens: readonly RosterToken[]): string {
+  const literal = (value: string) => terraformLiteral(JSON.stringify(value));
+  const entries = [...tokens]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((t) => {
+      const name = isKnown(t.name) ? literal(t.name) : `\${jsonencode(${t.nameExpression})}`;
+      const prefix = t.envPrefix !== undefined ? `,"env_prefix":${literal(t.envPrefix)}` : "";
+      return `${literal(t.path)}:{"name":${name}${prefix}}`;
+    });
+  return `{${entries.join(",")}}`;
 }

@@ -13,7 +13,6 @@ export const RosterEnv = {
 /** One token in the roster's `input`, under its construct path. */
 export interface RosterEntry {
   readonly name: string;
-  readonly id: string;
   /** The account's variable prefix; absent for the default account. */
   readonly env_prefix?: string;
 }

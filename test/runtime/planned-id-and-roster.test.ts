@@ -86,12 +86,12 @@ describe("token-roster-release", () => {
     await releaseRoster(context({ GPUCLOUD_ROSTER_WAS: JSON.stringify(was), GPUCLOUD_ROSTER_NOW: JSON.stringify(now) }, lines));
     return lines.join("").replace(/\s+/g, " ");
   };
-  const was = { "s/a": { name: "a", id: "1" }, "s/b": { name: "b", id: "2", env_prefix: "GPUCLOUD_PROD_" } };
+  const was = { "s/a": { name: "a" }, "s/b": { name: "b", env_prefix: "GPUCLOUD_PROD_" } };
 
-  test("a removed ApiToken: one warning naming its name, id, path and account", async () => {
+  test("a removed ApiToken: one warning naming its name, path and account", async () => {
     const log = await release(was, { paths: ["s/a"], names: ["a"] });
     expect(log).toBe(
-      'gpucloud: WARNING: API token "b" (id 2) on the account GPUCLOUD_PROD_* stays ACTIVE: the ApiToken "s/b" was removed from the stack, ' +
+      'gpucloud: WARNING: API token "b" on the account GPUCLOUD_PROD_* stays ACTIVE: the ApiToken "s/b" was removed from the stack, ' +
         'and the GPU cloud API has no delete operation. Revoke it in the cloud console if nothing uses it; an ApiToken with the name "b" would adopt it again. ',
     );
   });
@@ -107,7 +107,7 @@ describe("token-roster-release", () => {
   test("the same paths: the stack is being destroyed, every token stays active", async () => {
     const log = await release(was, { paths: ["s/b", "s/a"], names: ["a", "b"] });
     expect(log.match(/WARNING/g)).toHaveLength(2);
-    expect(log).toContain('API token "a" (id 1) stays ACTIVE: the stack is being destroyed');
+    expect(log).toContain('API token "a" stays ACTIVE: the stack is being destroyed');
   });
 
   test("the last ApiToken gone (count 0): every token stays active", async () => {

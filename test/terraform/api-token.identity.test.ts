@@ -286,7 +286,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const actions = resourceActions(plan.plan!);
     expect(Object.entries(actions).filter(([, a]) => !["read", "no-op"].includes(a.join()))).toEqual([
       [expect.stringMatching(/^null_resource\.t27_sync_/), ["delete", "create"]],
-      // The roster's input holds each token's name and id (see TokenRoster).
+      // The roster's input holds each token's name (see TokenRoster).
       ["terraform_data.gpucloud_token_roster[0]", ["update"]],
     ]);
     // The second group's read waits for t27's write; the first group's has no instance.

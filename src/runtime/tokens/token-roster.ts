@@ -22,7 +22,6 @@ function rosterWas(env: NodeJS.ProcessEnv): Map<string, RosterEntry> {
     const entry = (value ?? {}) as Partial<Record<keyof RosterEntry, unknown>>;
     entries.set(path, {
       name: typeof entry.name === "string" ? entry.name : "",
-      id: typeof entry.id === "string" ? entry.id : "",
       env_prefix: typeof entry.env_prefix === "string" && entry.env_prefix !== "" ? entry.env_prefix : undefined,
     });
   }
@@ -54,7 +53,7 @@ export async function releaseRoster(ctx: RuntimeContext): Promise<void> {
   for (const [path, entry] of was) {
     // Still configured, or moved to another path under its name or a previous name (that ApiToken adopts or renames it).
     if (!destroyingStack && (paths.has(path) || (entry.name !== "" && names.has(foldTokenName(entry.name))))) continue;
-    const which = `API token "${entry.name}"${entry.id ? ` (id ${entry.id})` : ""}`;
+    const which = `API token "${entry.name}"`;
     const account = entry.env_prefix && entry.env_prefix !== DEFAULT_ENV_PREFIX ? ` on the account ${entry.env_prefix}*` : "";
     const why = destroyingStack ? "the stack is being destroyed" : `the ApiToken "${path}" was removed from the stack`;
     ctx.out.warn(
