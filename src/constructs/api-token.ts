@@ -2,7 +2,7 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, type IResolvable, ref, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
-import { IN_SYNC, PLANNED_ID_ENV, RuntimeCommand, StackReadResultField, TokenEnv, TokenTrigger } from "../protocol";
+import { IN_SYNC, PLANNED_ENV, RuntimeCommand, StackReadResultField, TokenEnv, TokenTrigger } from "../protocol";
 import { type GpuCloudAccount, resolveAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
@@ -150,20 +150,17 @@ export class ApiToken extends Construct {
       },
       // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS):
       // the destroy side reads the old ones, and a trigger added or removed between versions of
-      // this library never breaks an apply of an older state. RUN_ID (for hand-offs) is a function
-      // call that refers to nothing, which a destroy-time provisioner may have; the run's nonce
-      // (for the files the run's scripts share) comes from the plan-time read, on the create side only.
+      // this library never breaks an apply of an older state. The create side gets what the plan
+      // showed as one more (PLANNED_ENV): the run's nonce and the id consumers were planned with,
+      // from the plan's read. The destroy side may refer to nothing but `self`: RUN_ID, a function
+      // call that refers to nothing, is its run id for hand-offs.
       provisioners: [
         {
           type: "local-exec",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
-            [TokenEnv.RUN]: RUN_ID,
-            [TokenEnv.RUN_NONCE]: `\${${stackRead.runNonce}}`,
-            // The id consumers were planned with (known at plan while the read finds the token): the
-            // create half fails rather than end on another token. Evaluated at apply from the plan's read.
-            [PLANNED_ID_ENV]: `\${${stackRead.resultField(key, StackReadResultField.ID)}}`,
+            [PLANNED_ENV]: `\${${stackRead.runNonce}} \${${stackRead.resultField(key, StackReadResultField.ID)}}`,
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
           },
         },

@@ -290,7 +290,7 @@ export class StackRead extends Construct {
       // In sync, or updated in place (the plan-time read found the token: a description change, a
       // rename with previousNames, an adopted token's change): the plan-time read's result, known at
       // plan time, since an update keeps the token's id and value (the create half refuses to end
-      // on another id, see PLANNED_ID_ENV). Created, or renamed through a hand-off: this group's
+      // on another id, see PLANNED_ENV). Created, or renamed through a hand-off: this group's
       // read after the writes; one() of the splat is null while that read has no instance. The
       // reference to that read stays either way: consumers wait for the group's writes.
       const attributes = new TerraformLocal(

@@ -42,10 +42,11 @@ export const STACK_READ_RUN = "run";
 
 /**
  * A key without a token key: the run's nonce. The plan-time read makes one per plan and returns it
- * in its result; the create halves (TokenEnv.RUN_NONCE), the reads after the writes and the
- * token-value read get it from there (a read after the writes, in its query). It names the files
- * the run's scripts share (the walk of the token list, the login: runtime/run/run-folder.ts), which
+ * in its result; the create halves (PLANNED_ENV), the reads after the writes and the token-value
+ * read get it from there (a read after the writes, in its query). It names the files the run's
+ * scripts share (the walk of the token list, the login: runtime/run/run-folder.ts), which
  * `plantimestamp()` cannot: it counts seconds, and a retry or another workspace often shares one.
+ * It also carries the run's id ({@link STACK_READ_RUN}), which the create halves take for hand-offs.
  */
 export const STACK_READ_RUN_NONCE = "run_nonce";
 

@@ -27,18 +27,13 @@ export const TokenEnv = {
   /** The account's variable prefix; empty or absent means the default account. */
   ENV_PREFIX: "GPUCLOUD_TOKEN_ENV_PREFIX",
   /**
-   * `plantimestamp()`: the id of the terraform run, the same for every provisioner of one plan's
-   * apply (a saved plan's too) and different for the next run. A destroy-time provisioner may
-   * call it, as it refers to nothing but `self`. Only the create half of the same run takes over
-   * what a destroy half handed off (see runtime/records/handoff.ts).
+   * `plantimestamp()`, destroy side only: the id of the terraform run, the same for every
+   * provisioner of one plan's apply (a saved plan's too) and different for the next run. A
+   * destroy-time provisioner may call it, as it refers to nothing but `self`. Only the create half
+   * of the same run takes over what a destroy half handed off (see runtime/records/handoff.ts); the
+   * create half has the run's id from the run's nonce (see {@link PLANNED_ENV}).
    */
   RUN: "GPUCLOUD_TOKEN_RUN",
-  /**
-   * The run's nonce from the stack's plan-time read (see STACK_READ_RUN_NONCE), create side only: the
-   * files the run's scripts share are named by it. A destroy-time provisioner may refer to `self`
-   * alone, so the destroy half shares nothing and asks the API nothing.
-   */
-  RUN_NONCE: "GPUCLOUD_TOKEN_RUN_NONCE",
 } as const;
 
 /**
@@ -65,11 +60,18 @@ export const TokenTrigger = {
 } as const;
 
 /**
- * Environment of the `token-apply` provisioner beside {@link TokenEnv}: the id the plan-time read
- * found for the token ("" when there is none, e.g. a create), which consumers of `tokenId` and
- * `token` were planned with. The create half refuses to write to, or hand over, another token.
+ * Environment of the `token-apply` provisioner beside {@link TokenEnv}: what the plan showed, from
+ * the stack's plan-time read, as `<run nonce> <planned id>`:
+ * - the run's nonce (STACK_READ_RUN_NONCE), which names the files the run's scripts share and
+ *   carries the run's id for hand-offs (see {@link TokenEnv.RUN}); a destroy-time provisioner may
+ *   refer to `self` alone, so the destroy half shares nothing and asks the API nothing;
+ * - the id the read found for the token ("" when there is none, e.g. a create), which consumers of
+ *   `tokenId` and `token` were planned with: the create half refuses to write to, or hand over,
+ *   another token.
+ * One value, not one per part: Terraform parses and validates every value of every provisioner at
+ * each plan, so each one is paid per token (docs/performance.md).
  */
-export const PLANNED_ID_ENV = "GPUCLOUD_TOKEN_PLANNED_ID";
+export const PLANNED_ENV = "GPUCLOUD_TOKEN_PLANNED";
 
 /** The value of the `api_in_sync` trigger once applied. */
 export const IN_SYNC = "true";

@@ -57,15 +57,14 @@ describe("ApiToken synthesis", () => {
     const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
     expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-apply$/);
     expect(create.when).toBeUndefined();
-    // The triggers as one value (the script spreads them into its variables), and the id the plan-time read
-    // found, which consumers were planned with: the create half refuses to end on another token.
-    // Both halves get the hand-offs' run id from Terraform: plantimestamp() refers to nothing, so a destroy-time provisioner
-    // may use it. The create half also gets the run's nonce from the plan-time read, which names the run's shared files.
+    // The triggers as one value (the script spreads them into its variables), and what the plan showed as one
+    // more: the run's nonce from the plan-time read (it names the run's shared files and carries the run's id for
+    // hand-offs), and the id the read found, which consumers were planned with (the create half refuses to end on
+    // another token). The destroy half gets the hand-offs' run id from Terraform: plantimestamp() refers to
+    // nothing, so a destroy-time provisioner may use it.
     expect(create.environment).toEqual({
       GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
-      GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
-      GPUCLOUD_TOKEN_RUN_NONCE: `\${local.${observedName}["run_nonce"]}`,
-      GPUCLOUD_TOKEN_PLANNED_ID: `\${local.${observedName}["t0.id"]}`,
+      GPUCLOUD_TOKEN_PLANNED: `\${local.${observedName}["run_nonce"]} \${local.${observedName}["t0.id"]}`,
     });
     expect(destroy.when).toBe("destroy");
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
@@ -257,10 +256,7 @@ describe("ApiToken synthesis", () => {
     expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
     // Both provisioners read it from the triggers (GPUCLOUD_TOKEN_TRIGGERS).
     for (const p of sync.provisioner) {
-      expect(p["local-exec"].environment).toMatchObject({
-        GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
-        GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
-      });
+      expect(p["local-exec"].environment).toMatchObject({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
     }
     expect(JSON.stringify(sync.provisioner)).not.toContain("GPUCLOUD_TOKEN_BASE_URL");
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.

@@ -14,6 +14,7 @@ import { applyToken } from "../../src/runtime/tokens/token-apply";
 import { releaseToken } from "../../src/runtime/tokens/token-release";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
+import { provisionerEnv } from "../support/provisioner-env";
 
 const A = { username: "keys-a", password: "keys-a-password-1", account: "a" };
 const B = { username: "keys-b", password: "keys-b-password-2", account: "b" };
@@ -40,7 +41,7 @@ describe("keys per account", () => {
       const ctx: RuntimeContext = {
         cwd,
         out: createOutput((t) => lines.push(t), new Redactor([A.password, B.password])),
-        env: {
+        env: provisionerEnv({
           GPUCLOUD_BASE_URL: emulator.url,
           GPUCLOUD_USERNAME: A.username,
           GPUCLOUD_PASSWORD: A.password,
@@ -53,7 +54,7 @@ describe("keys per account", () => {
           GPUCLOUD_TOKEN_PATH: "stack/ci",
           GPUCLOUD_TOKEN_RUN: runId,
           ...env,
-        },
+        }),
       };
       await cmd(ctx);
       return lines.join("").replace(/\s+/g, " ");

@@ -1,5 +1,5 @@
 /**
- * The create half against the id the plan showed (GPUCLOUD_TOKEN_PLANNED_ID), and the roster's
+ * The create half against the id the plan showed (GPUCLOUD_TOKEN_PLANNED, here without a run's nonce), and the roster's
  * destroy-time command, which reports the tokens a stack no longer manages from its environment alone.
  */
 import { mkdtempSync } from "node:fs";
@@ -7,8 +7,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { handoffRunOfNonce, newRunNonce } from "../../src/runtime/run/run-folder";
 import { applyToken } from "../../src/runtime/tokens/token-apply";
 import { releaseRoster } from "../../src/runtime/tokens/token-roster";
+import { plannedOf } from "../../src/runtime/tokens/token-scope";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 
@@ -21,6 +23,27 @@ function context(env: NodeJS.ProcessEnv, lines: string[]): RuntimeContext {
     env,
   };
 }
+
+describe("what the plan showed the create half (GPUCLOUD_TOKEN_PLANNED)", () => {
+  const planned = (value: string | undefined) =>
+    plannedOf({ cwd: "/", out: createOutput(() => undefined), env: { GPUCLOUD_TOKEN_PLANNED: value } });
+
+  test("the run's nonce carries the run's id for hand-offs; each plan's nonce is its own", () => {
+    const nonce = newRunNonce("2026-11-27T04:00:00Z");
+    expect(handoffRunOfNonce(nonce)).toBe("2026-11-27T04:00:00Z");
+    expect(newRunNonce("2026-11-27T04:00:00Z")).not.toBe(nonce);
+    expect(planned(`${nonce} tok_1`)).toEqual({ nonce, handoffRun: "2026-11-27T04:00:00Z", id: "tok_1" });
+    // A create: the read found no token.
+    expect(planned(`${nonce} `)).toEqual({ nonce, handoffRun: "2026-11-27T04:00:00Z", id: "" });
+    // A nonce made without a run id takes no hand-off over.
+    expect(planned(`${newRunNonce(undefined)} tok_1`).handoffRun).toBeUndefined();
+  });
+
+  test("absent or without a nonce: no shared files, no hand-off, the id as given", () => {
+    expect(planned(undefined)).toEqual({ nonce: undefined, handoffRun: undefined, id: "" });
+    expect(planned(" tok_2")).toEqual({ nonce: undefined, handoffRun: undefined, id: "tok_2" });
+  });
+});
 
 describe("the create half and the planned id", () => {
   let emulator: RunningEmulator;
@@ -49,7 +72,7 @@ describe("the create half and the planned id", () => {
 
   test("the planned token is updated", async () => {
     const token = emulator.addToken({ name: "planned-a", description: "old" });
-    await apply({ GPUCLOUD_TOKEN_NAME: "planned-a", GPUCLOUD_TOKEN_DESCRIPTION: "new", GPUCLOUD_TOKEN_PLANNED_ID: token.id });
+    await apply({ GPUCLOUD_TOKEN_NAME: "planned-a", GPUCLOUD_TOKEN_DESCRIPTION: "new", GPUCLOUD_TOKEN_PLANNED: ` ${token.id}` });
     expect(emulator.tokens().find((t) => t.id === token.id)?.description).toBe("new");
   });
 
@@ -58,7 +81,7 @@ describe("the create half and the planned id", () => {
     emulator.deleteToken(planned.id);
     const other = emulator.addToken({ name: "planned-b", description: "old" });
     await expect(
-      apply({ GPUCLOUD_TOKEN_NAME: "planned-b", GPUCLOUD_TOKEN_DESCRIPTION: "new", GPUCLOUD_TOKEN_PLANNED_ID: planned.id }),
+      apply({ GPUCLOUD_TOKEN_NAME: "planned-b", GPUCLOUD_TOKEN_DESCRIPTION: "new", GPUCLOUD_TOKEN_PLANNED: ` ${planned.id}` }),
     ).rejects.toThrow(
       `the plan showed API token id ${planned.id} for "planned-b" (the ApiToken "stack/ci"), the id its consumers were planned with, ` +
         `but it would now apply API token ${other.id} ("planned-b")`,
@@ -68,14 +91,14 @@ describe("the create half and the planned id", () => {
 
   test("the planned token gone: no token is created", async () => {
     const before = emulator.tokens().length;
-    await expect(apply({ GPUCLOUD_TOKEN_NAME: "planned-c", GPUCLOUD_TOKEN_PLANNED_ID: "tok_gone" })).rejects.toThrow(
+    await expect(apply({ GPUCLOUD_TOKEN_NAME: "planned-c", GPUCLOUD_TOKEN_PLANNED: " tok_gone" })).rejects.toThrow(
       "but no such token exists any more: it was revoked, renamed or replaced since the plan. Nothing was changed; run terraform plan again.",
     );
     expect(emulator.tokens()).toHaveLength(before);
   });
 
   test("no planned id (a create): created as before", async () => {
-    await apply({ GPUCLOUD_TOKEN_NAME: "planned-d", GPUCLOUD_TOKEN_PLANNED_ID: "" });
+    await apply({ GPUCLOUD_TOKEN_NAME: "planned-d", GPUCLOUD_TOKEN_PLANNED: " " });
     expect(emulator.tokens().filter((t) => t.name === "planned-d")).toHaveLength(1);
   });
 });

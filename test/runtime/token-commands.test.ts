@@ -22,6 +22,7 @@ import { applyToken } from "../../src/runtime/tokens/token-apply";
 import { releaseToken } from "../../src/runtime/tokens/token-release";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
+import { provisionerEnv } from "../support/provisioner-env";
 
 const USER = { username: "commands-bot", password: "commands-password-2b8c" };
 const KEY = "c8feedface";
@@ -48,7 +49,7 @@ describe("token provisioner commands", () => {
         },
         new Redactor([USER.password]),
       ),
-      env: {
+      env: provisionerEnv({
         GPUCLOUD_BASE_URL: opts.url ?? emulator.url,
         GPUCLOUD_USERNAME: USER.username,
         GPUCLOUD_PASSWORD: USER.password,
@@ -58,7 +59,7 @@ describe("token provisioner commands", () => {
         GPUCLOUD_TOKEN_PATH: "stack/ci",
         GPUCLOUD_TOKEN_RUN: opts.runId,
         ...opts.env,
-      },
+      }),
     };
     try {
       await cmd(ctx);
@@ -443,7 +444,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
         },
         new Redactor([USER.password]),
       ),
-      env: {
+      env: provisionerEnv({
         GPUCLOUD_BASE_URL: (opts.api ?? emulator).url,
         GPUCLOUD_USERNAME: USER.username,
         GPUCLOUD_PASSWORD: USER.password,
@@ -453,7 +454,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
         GPUCLOUD_TOKEN_PATH: "stack/ci",
         GPUCLOUD_TOKEN_RUN: "2026-11-01T10:00:00Z",
         ...opts.env,
-      },
+      }),
     };
     try {
       await cmd(ctx);

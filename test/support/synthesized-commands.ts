@@ -5,6 +5,7 @@
  * both in the stack folder. This tests the scripts' side of each protocol; the real-Terraform
  * suites test the rest.
  */
+import { newRunNonce } from "../../src/runtime/run/run-folder";
 import { type Ran, runProcess } from "./processes";
 
 export type { Ran };
@@ -12,6 +13,9 @@ export type { Ran };
 function run(file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; stdin?: string }): Promise<Ran> {
   return runProcess(file, args, { ...opts, stdin: opts.stdin ?? "" });
 }
+
+/** `plantimestamp()` of every run of these commands: the run's id as hand-offs know it. */
+const RUN = "2026-11-01T10:00:00Z";
 
 /** Terraform's reading of a literal string: `$${` and `%%{` are escapes for `${` and `%{`. */
 function unescapeTemplate(value: string): string {
@@ -55,6 +59,8 @@ export function runLocalExec(
     if (fallback !== undefined) return fallback;
     throw new Error(`no self.triggers.${key} to resolve`);
   };
+  // One run per call: its own nonce (no files shared with another call), the same run id for hand-offs.
+  const nonce = newRunNonce(RUN);
   const resolved = Object.fromEntries(
     Object.entries(provisioner.environment ?? {}).map(([k, v]) => {
       if (v === "${terraform.workspace}") return [k, workspace];
@@ -67,11 +73,15 @@ export function runLocalExec(
       }
       const lookup = /^\$\{lookup\(self\.triggers, "([a-z_]+)", "([^"]*)"\)\}$/.exec(v);
       if (lookup) return [k, trigger(lookup[1], lookup[2])];
-      // The plan-time read's id of the token (GPUCLOUD_TOKEN_PLANNED_ID): from `planned`, else "" (as when the read found none).
-      if (/^\$\{local\.[\w-]+\["t\d+\.id"\]\}$/.test(v)) return [k, planned ?? ""];
       const direct = /^\$\{self\.triggers\.([a-z_]+)\}$/.exec(v);
       if (direct) return [k, trigger(direct[1])];
-      return [k, unescapeTemplate(v)];
+      // The run's id and nonce, and the plan-time read's id of the token (GPUCLOUD_TOKEN_PLANNED): from
+      // `planned`, else "" (as when the read found none).
+      const resolvedPlan = v
+        .replace(/\$\{plantimestamp\(\)\}/g, () => RUN)
+        .replace(/\$\{local\.[\w-]+\["run_nonce"\]\}/g, () => nonce)
+        .replace(/\$\{local\.[\w-]+\["t\d+\.id"\]\}/g, () => planned ?? "");
+      return [k, unescapeTemplate(resolvedPlan)];
     }),
   );
   return run("/bin/sh", ["-c", provisioner.command], { cwd: stackDir, env: { ...env, ...resolved } });

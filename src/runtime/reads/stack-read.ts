@@ -233,7 +233,7 @@ export async function stackRead(input: RuntimeContext, query: Record<string, str
   const run = query[STACK_READ_RUN] || undefined;
   const retire = query[STACK_READ_RETIRE_HANDOFFS];
   if (!afterWrite && workspace !== undefined && managed.length > 0) {
-    const runNonce = newRunNonce();
+    const runNonce = newRunNonce(run);
     result[STACK_READ_RUN_NONCE] = runNonce;
     // Before any provisioner of this run: what earlier runs handed off is never taken over now,
     // and their walks and sessions are of no more use.

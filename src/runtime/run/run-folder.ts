@@ -49,11 +49,20 @@ const STALE_TMP_MS = 60 * 60_000;
  * A new run's nonce: unique per plan, so that no run takes another's files, even within one second.
  * It needs to be unique, not secret (the folder is the user's own), so it is made without
  * node:crypto, which the plan-time read does not load (see ../io/sha256.ts): the time, the process and
- * two draws of Math.random, which Node seeds from the system's entropy in each process.
+ * two draws of Math.random, which Node seeds from the system's entropy in each process. The run's id
+ * as hand-offs know it (`plantimestamp()`), when given, follows after a "/" (see handoffRunOfNonce):
+ * the create halves get both through one value of their environment.
  */
-export function newRunNonce(): string {
+export function newRunNonce(handoffRun: string | undefined): string {
   const draw = () => Math.random().toString(36).slice(2, 12).padEnd(10, "0");
-  return `${Date.now().toString(36)}-${process.pid.toString(36)}-${draw()}${draw()}`;
+  const unique = `${Date.now().toString(36)}-${process.pid.toString(36)}-${draw()}${draw()}`;
+  return handoffRun ? `${unique}/${handoffRun}` : unique;
+}
+
+/** The run's id as hand-offs know it, which a nonce carries (see newRunNonce); undefined when it carries none. */
+export function handoffRunOfNonce(nonce: string): string | undefined {
+  const slash = nonce.indexOf("/");
+  return slash >= 0 ? nonce.slice(slash + 1) || undefined : undefined;
 }
 
 /**

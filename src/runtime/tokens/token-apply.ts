@@ -1,6 +1,6 @@
 import { wasAdoptedAfterLostResponse } from "../../client/ambiguous-create";
 import type { ApiClient } from "../../client/client";
-import { foldTokenName, PLANNED_ID_ENV, TokenEnv } from "../../protocol";
+import { foldTokenName, TokenEnv } from "../../protocol";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import { type AccountRef, accountRefIn } from "../account-identity";
@@ -19,7 +19,8 @@ import {
   accountLabel,
   apiUrlOf,
   constructLabel,
-  handoffRunOf,
+  type Planned,
+  plannedOf,
   runOf,
   type TokenScope,
   tokenScope,
@@ -34,7 +35,7 @@ import {
  */
 export async function applyToken(input: RuntimeContext): Promise<void> {
   const apply = applyRequest(input);
-  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, handoffRunOf(apply.ctx));
+  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned.handoffRun);
   const lastApplied = appliedOnThisAccount(apply.ctx, apply.scope, apply.api, apply.name);
   const managedId = await underNameLock(apply, (client) => applyUnderLock(apply, client, handoff, lastApplied));
   recordApplied(apply, managedId, handoff);
@@ -52,6 +53,8 @@ interface ApplyRequest {
   readonly api: string;
   /** The same account as the run's files are keyed: with the credential's identity. */
   readonly account: AccountRef;
+  /** What the plan showed: the run and the token's id. */
+  readonly planned: Planned;
 }
 
 function applyRequest(input: RuntimeContext): ApplyRequest {
@@ -60,9 +63,10 @@ function applyRequest(input: RuntimeContext): ApplyRequest {
   const description = withTriggers.env[TokenEnv.DESCRIPTION];
   const previousNames = parsePreviousNames(withTriggers.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
   const scope = tokenScope(withTriggers.env);
-  const ctx: RuntimeContext = { ...withTriggers, run: runOf(withTriggers, scope) };
+  const planned = plannedOf(withTriggers);
+  const ctx: RuntimeContext = { ...withTriggers, run: runOf(planned, scope) };
   const account = accountRefIn(ctx.env, scope.envPrefix, scope.baseUrl);
-  return { ctx, scope, name, description, previousNames, api: accountDigestOf(scope, ctx.env), account };
+  return { ctx, scope, name, description, previousNames, api: accountDigestOf(scope, ctx.env), account, planned };
 }
 
 /** Runs `fn` with a client of the token's account, holding the lock of its name (see withNameLock). */
@@ -101,7 +105,7 @@ async function applyUnderLock(
 ): Promise<string> {
   const { tokens, since: listedSince } = await runTokens(apply.ctx, client, apply.account);
   const target = findTarget(apply, tokens, handoff, lastApplied);
-  refuseOtherThanPlanned(apply.ctx, apply.scope, apply.name, target?.token);
+  refuseOtherThanPlanned(apply.planned, apply.scope, apply.name, target?.token);
   const leftBehind = oldTokenLeftBehind(apply, tokens, lastApplied);
   if (!target) return createNewToken(apply, client, handoff, leftBehind, listedSince);
   return bringUpToDate(apply, client, target, leftBehind, lastApplied);
@@ -319,12 +323,12 @@ function recordApplied(apply: ApplyRequest, managedId: string, handoff: Handoff 
 }
 
 /**
- * The plan showed consumers of tokenId and token the id its read found (PLANNED_ID_ENV, "" when it
- * found none); an apply that would end on another token, or create one, would hand them a stale id.
- * Checked before any write, so nothing is changed.
+ * The plan showed consumers of tokenId and token the id its read found ("" when it found none); an
+ * apply that would end on another token, or create one, would hand them a stale id. Checked before
+ * any write, so nothing is changed.
  */
-function refuseOtherThanPlanned(ctx: RuntimeContext, scope: TokenScope, name: string, target: TokenView | undefined): void {
-  const planned = ctx.env[PLANNED_ID_ENV];
+function refuseOtherThanPlanned(plan: Planned, scope: TokenScope, name: string, target: TokenView | undefined): void {
+  const planned = plan.id;
   if (!planned || target?.id === planned) return;
   const now = target ? `it would now apply API token ${target.id} ("${target.name}")` : `no such token exists any more`;
   throw new Error(

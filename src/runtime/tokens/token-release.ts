@@ -3,7 +3,7 @@ import type { RuntimeContext } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import { readAppliedRecord, removeAppliedRecord } from "../records/applied-record";
 import { writeHandoff } from "../records/handoff";
-import { accountDigestOf, handoffRunOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
+import { accountDigestOf, releaseRunOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
 
 /**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
@@ -57,7 +57,7 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
     id,
     name,
     // Without a run id (a configuration this version does not write) no create half takes it over.
-    runId: handoffRunOf(ctx) ?? "",
+    runId: releaseRunOf(ctx) ?? "",
     api,
     releasedAt: new Date().toISOString(),
   });
