@@ -26,7 +26,7 @@ function context(env: NodeJS.ProcessEnv, lines: string[]): RuntimeContext {
 
 describe("what the plan showed the create half (GPUCLOUD_TOKEN_PLANNED)", () => {
   const planned = (value: string | undefined) =>
-    plannedOf({ cwd: "/", out: createOutput(() => undefined), env: { GPUCLOUD_TOKEN_PLANNED: value } });
+    plannedOf({ cwd: "/", out: createOutput(() => undefined, new Redactor([])), env: { GPUCLOUD_TOKEN_PLANNED: value } });
 
   test("the run's nonce carries the run's id for hand-offs; each plan's nonce is its own", () => {
     const nonce = newRunNonce("2026-11-27T04:00:00Z");
