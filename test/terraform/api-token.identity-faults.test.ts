@@ -115,32 +115,25 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
   test("terraform killed while a create half runs: the orphaned half may finish its write; the next apply adopts it, one token", async () => {
     const p = new Project().synth({ name: "orph-ci" });
     const tf = await p.init();
-    // Slow token calls, so that the create half is still listing when terraform dies.
+    // Slow token calls, so that terraform dies while the create half's POST is at the API (1.5 s before its answer).
+    // Told by the API's own count, not by terraform's output, which a test process starved of CPU reads late.
     fx.emulator.setFaults({ latencyMs: 1_500, paths: ["/api-tokens"] });
     try {
+      const postsBefore = fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0;
       const { child, result } = await tf.start("apply", ["-auto-approve"]);
-      let seen = "";
       let killed = false;
-      child.stdout?.on("data", (b: Buffer) => {
-        seen += b.toString("utf8");
-        // Once the create half's first list request is at the API (Terraform printed "Executing"
-        // before it started the script; the API answers token calls 1.5 s late): the script has
-        // logged in and said so, and dies no earlier than its next line, after its POST.
-        if (!killed && /_sync\S* \(local-exec\): Executing: .*token-apply/.test(seen)) {
+      const poll = setInterval(() => {
+        if ((fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0) > postsBefore) {
           killed = true;
-          const listsBefore = fx.emulator.stats().byRoute["GET /api-tokens"] ?? 0;
-          const poll = setInterval(() => {
-            if ((fx.emulator.stats().byRoute["GET /api-tokens"] ?? 0) > listsBefore) {
-              clearInterval(poll);
-              child.kill("SIGKILL");
-            }
-          }, 20);
+          clearInterval(poll);
+          child.kill("SIGKILL");
         }
-      });
+      }, 20);
+      void result.finally(() => clearInterval(poll));
       const stopped = await result;
       expect(killed).toBe(true);
       expect(stopped.signal).toBe("SIGKILL");
-      // Nothing asks whether terraform is alive: the orphan finishes its create (list, then POST).
+      // Nothing asks whether terraform is alive: the orphan's POST is answered, the token created.
       const deadline = Date.now() + 20_000;
       while (named("orph-ci").length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     } finally {
