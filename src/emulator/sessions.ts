@@ -44,7 +44,7 @@ export class Sessions {
     const access_token = signer.sign({ typ: "access", sub: username, iat, exp: iat + accessTtl, jti: accessJti });
     const refresh_token = signer.sign({ typ: "refresh", sub: username, iat, exp: iat + refreshTtl, jti: randomHex(16) });
     return {
-      username,
+      username: user.answersAs ?? username,
       email: user.email ?? `${username}@example.test`,
       access_token,
       refresh_token,

@@ -52,6 +52,11 @@ export interface EmulatorUser {
   /** Returned by login; defaults to `<username>@example.test`. */
   readonly email?: string;
   /**
+   * The `username` the login answers with, as a server may spell it its own way (`acme` for `Acme`,
+   * or the e-mail); defaults to the username as sent.
+   */
+  readonly answersAs?: string;
+  /**
    * The account the user belongs to: users of one account see and manage the same API tokens,
    * and never another account's. Users without one share one account.
    */
