@@ -45,7 +45,6 @@ export interface SessionStore {
   share(
     login: () => Promise<Session>,
     opts: {
-      readonly username: string;
       readonly now: () => number;
       readonly deadline: number;
       readonly rejected?: string;
@@ -146,7 +145,6 @@ export class SessionManager {
   private async sharedOrNewLogin(deadline: number): Promise<Session> {
     if (this.store === undefined || this.creds.kind !== "password") return this.login(deadline);
     const { session, reused } = await this.store.share(() => this.login(deadline), {
-      username: this.creds.username,
       now: this.now,
       deadline,
       rejected: this.rejected,

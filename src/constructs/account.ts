@@ -75,7 +75,7 @@ export interface ResolvedAccount {
   readonly envPrefix: string;
   /** The account's or the construct's base URL, if any. */
   readonly baseUrl?: string;
-  /** The prefix as written into the configuration: undefined for the default account (no change for existing stacks). */
+  /** The prefix as written into the configuration: undefined for the default account, which writes none. */
   readonly envPrefixInput?: string;
 }
 

@@ -2,11 +2,11 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, type IResolvable, ref, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
-import { IN_SYNC, PLANNED_ENV, RuntimeCommand, StackReadResultField, TokenEnv, TokenTrigger } from "../protocol";
+import { IN_SYNC, PLANNED_ENV, plannedTemplate, RuntimeCommand, StackReadResultField, TokenEnv, TokenTrigger } from "../protocol";
 import { type GpuCloudAccount, resolveAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
-import { RUN_ID, StackRead } from "./stack-read";
+import { PLAN_TIME, StackRead } from "./stack-read";
 import { terraformLiteral } from "./terraform-literal";
 import { TokenRoster } from "./token-roster";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
@@ -111,7 +111,7 @@ export class ApiToken extends Construct {
     const name = terraformLiteral(props.name);
     const description = manageDescription ? terraformLiteral(props.description as string) : undefined;
     const baseUrl = account.baseUrl !== undefined ? terraformLiteral(account.baseUrl) : undefined;
-    // Only for an account other than the default one: existing stacks keep their triggers.
+    // Only for an account other than the default one: the default account adds nothing to the configuration.
     const envPrefix = account.envPrefixInput;
     const constructPath = terraformLiteral(this.node.path);
     const workspace = "${terraform.workspace}";
@@ -148,19 +148,16 @@ export class ApiToken extends Construct {
         [TokenTrigger.PATH]: constructPath,
         [TokenTrigger.API_IN_SYNC]: apiInSync,
       },
-      // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS):
-      // the destroy side reads the old ones, and a trigger added or removed between versions of
-      // this library never breaks an apply of an older state. The create side gets what the plan
-      // showed as one more (PLANNED_ENV): the run's nonce and the id consumers were planned with,
-      // from the plan's read. The destroy side may refer to nothing but `self`: RUN_ID, a function
-      // call that refers to nothing, is its run id for hand-offs.
+      // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS), the
+      // destroy side the old ones. The create side also gets what the plan showed (PLANNED_ENV); the
+      // destroy side may refer to nothing but `self`, so it gets the plan time, a call that refers to nothing.
       provisioners: [
         {
           type: "local-exec",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
           environment: {
             [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
-            [PLANNED_ENV]: `\${${stackRead.runNonce}} \${${stackRead.resultField(key, StackReadResultField.ID)}}`,
+            [PLANNED_ENV]: plannedTemplate(stackRead.ticket, stackRead.resultField(key, StackReadResultField.ID)),
             ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
           },
         },
@@ -168,7 +165,7 @@ export class ApiToken extends Construct {
           type: "local-exec",
           when: "destroy",
           command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
-          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON, [TokenEnv.RUN]: RUN_ID },
+          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON, [TokenEnv.PLAN_TIME]: PLAN_TIME },
         },
       ],
     });

@@ -5,22 +5,20 @@ import { Construct } from "constructs";
 import {
   LISTED_ONLY_FIELDS,
   type LookupKindName,
-  RetireHandoffs,
   RuntimeCommand,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
-  STACK_READ_RETIRE_HANDOFFS,
-  STACK_READ_RUN,
-  STACK_READ_RUN_NONCE,
+  STACK_READ_MAY_RUN_AT_APPLY,
+  STACK_READ_PLAN_TIME,
+  STACK_READ_TICKET,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
   stackReadKey,
   StackReadQueryField,
   StackReadResultField,
   type StackReadToken,
-  TOKEN_VALUE_RUN,
-  TOKEN_VALUE_WORKSPACE,
+  TOKEN_VALUE_TICKET,
   TokenValueField,
 } from "../protocol";
 import { claimTokenNames } from "./app-name-claims";
@@ -34,11 +32,10 @@ import { isKnown } from "./validation";
 const STACK_READ_ID = "gpucloud-stack-read";
 
 /**
- * The terraform run's id as hand-offs know it (see TokenEnv.RUN): a function call that refers to
- * nothing, which a destroy-time provisioner may have. The files the run's scripts share are named
- * by the plan-time read's nonce instead (see runNonce).
+ * The run's plan time (see RunTicket.planTime): a function call that refers to nothing, which a
+ * destroy-time provisioner may make.
  */
-export const RUN_ID = "${plantimestamp()}";
+export const PLAN_TIME = "${plantimestamp()}";
 
 /**
  * Tokens per read after the writes (see joinGroup). A plan costs the same over a wide range of
@@ -127,15 +124,12 @@ export class StackRead extends Construct {
   }
 
   /**
-   * The run's id and which hand-offs this read retires (see STACK_READ_RETIRE_HANDOFFS), for a
-   * stack with tokens. A literal query is read while Terraform plans, before any provisioner of
-   * the run; one with an expression may be read during the apply, after destroy halves of its
-   * own run handed off.
+   * What the read puts into the run's ticket, for a stack with tokens: the plan time, and whether
+   * Terraform may read it during the apply (a query with an expression), after destroy halves of its run.
    */
   private runFields(): Record<string, string> {
     if (this.slotOf.size === 0) return {};
-    const retire = this.queryHasComputedValues ? RetireHandoffs.OTHER_RUNS : RetireHandoffs.ALL;
-    return { [STACK_READ_RUN]: RUN_ID, [STACK_READ_RETIRE_HANDOFFS]: retire };
+    return { [STACK_READ_PLAN_TIME]: PLAN_TIME, ...(this.queryHasComputedValues ? { [STACK_READ_MAY_RUN_AT_APPLY]: "true" } : {}) };
   }
 
   /**
@@ -256,11 +250,11 @@ export class StackRead extends Construct {
     const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${StackReadResultField.ID}"] != ""`;
     let group = this.groups[this.groups.length - 1];
     if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
-      // The run's nonce lets this read take the walk and session the run's scripts share.
+      // The run's ticket lets this read take the walk and session the run's scripts share.
       const query: Record<string, string> = {
         [STACK_READ_WORKSPACE]: this.query[STACK_READ_WORKSPACE],
         [STACK_READ_AFTER_WRITE]: "true",
-        [STACK_READ_RUN_NONCE]: `\${${this.runNonce}}`,
+        [STACK_READ_TICKET]: `\${${this.ticket}}`,
       };
       const slots: string[] = [];
       const writes: string[] = [];
@@ -363,10 +357,9 @@ export class StackRead extends Construct {
       command: "node",
       arguments: [`./${runtimeScriptPath(this)}`, RuntimeCommand.TOKEN_VALUE],
       // Filled as tokens ask; cdktf reads it when it synthesizes.
-      // The run's nonce lets it share the login of the run's other scripts.
+      // The run's ticket lets it share the login of the run's other scripts.
       stdin: Lazy.stringValue({
-        produce: () =>
-          `\${jsonencode({${[...this.valueQuery, `"${TOKEN_VALUE_RUN}" = ${this.runNonce}`, `"${TOKEN_VALUE_WORKSPACE}" = terraform.workspace`].join(", ")}})}`,
+        produce: () => `\${jsonencode({${[...this.valueQuery, `"${TOKEN_VALUE_TICKET}" = ${this.ticket}`].join(", ")}})}`,
       }),
     });
     return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;
@@ -380,12 +373,9 @@ export class StackRead extends Construct {
     return `lookup(${this.resultAddress}, "${STACK_READ_LOOKUP_ERRORS}", "")`;
   }
 
-  /**
-   * The Terraform expression (text) of the run's nonce, which the plan-time read makes (see
-   * STACK_READ_RUN_NONCE): for the create halves, the reads after the writes and the token-value read.
-   */
-  get runNonce(): string {
-    return `${this.resultAddress}["${STACK_READ_RUN_NONCE}"]`;
+  /** The Terraform expression (text) of the run's ticket, which the plan-time read makes (see RunTicket). */
+  get ticket(): string {
+    return `${this.resultAddress}["${STACK_READ_TICKET}"]`;
   }
 
   /** The Terraform address of the plan-time read's result map (a local value), for expressions written as text. */

@@ -20,6 +20,7 @@ export * from "./commands";
 export * from "./credentials";
 export * from "./flavors";
 export * from "./roster";
+export * from "./run-ticket";
 export * from "./stack-read";
 export * from "./token-name";
 export * from "./token-provisioners";

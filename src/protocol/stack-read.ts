@@ -34,35 +34,23 @@ export const STACK_READ_LISTED_SLOTS = "listed_slots";
 export const STACK_READ_WORKSPACE = "workspace";
 
 /**
- * A query key without a token key, in the stack's plan-time read only: `plantimestamp()`, the id of
- * the terraform run (see {@link TokenEnv.RUN}). The read retires the hand-offs that earlier runs of
- * its workspace left unclaimed (see {@link STACK_READ_RETIRE_HANDOFFS}).
+ * A query key without a token key, in the stack's plan-time read only: `plantimestamp()`, which the
+ * read puts into the run's ticket (see RunTicket.planTime).
  */
-export const STACK_READ_RUN = "run";
+export const STACK_READ_PLAN_TIME = "plan_time";
 
 /**
- * A key without a token key: the run's nonce. The plan-time read makes one per plan and returns it
- * in its result; the create halves (PLANNED_ENV), the reads after the writes and the token-value
- * read get it from there (a read after the writes, in its query). It names the files the run's
- * scripts share (the walk of the token list, the login: runtime/run/run-folder.ts), which
- * `plantimestamp()` cannot: it counts seconds, and a retry or another workspace often shares one.
- * It also carries the run's id ({@link STACK_READ_RUN}), which the create halves take for hand-offs.
+ * A key without a token key: the run's ticket (see RunTicket, encodeRunTicket). The plan-time read
+ * makes it and returns it in its result; the reads after the writes get it in their query.
  */
-export const STACK_READ_RUN_NONCE = "run_nonce";
+export const STACK_READ_TICKET = "ticket";
 
 /**
- * A query key without a token key, beside {@link STACK_READ_RUN}: which unclaimed hand-offs of the
- * workspace the read retires. {@link RetireHandoffs.ALL} when the read surely runs before any
- * provisioner of its run (its query is literal, so Terraform reads it while planning);
- * {@link RetireHandoffs.OTHER_RUNS} when it may be deferred to the apply, after destroy halves of
- * its own run wrote theirs.
+ * A query key without a token key, present ("true") only when some value of the query is an
+ * expression: Terraform may then read it during the apply, after destroy halves of its own run, so
+ * its ticket carries no `readAt` (see RunTicket.readAt).
  */
-export const STACK_READ_RETIRE_HANDOFFS = "retire_handoffs";
-
-export const RetireHandoffs = {
-  ALL: "all",
-  OTHER_RUNS: "other_runs",
-} as const;
+export const STACK_READ_MAY_RUN_AT_APPLY = "may_run_at_apply";
 
 /**
  * A result key without a token key: what the user must see even when the read succeeds (several

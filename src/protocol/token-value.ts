@@ -13,9 +13,7 @@ export const TokenValueField = {
 } as const;
 
 /**
- * Query keys without a token key: the run's nonce (see STACK_READ_RUN_NONCE), whose login the read
- * shares with the run's other scripts, and `terraform.workspace`, which with the stack folder scopes
- * the run's files. Without the nonce the read logs in on its own.
+ * A query key without a token key: the run's ticket (see RunTicket), whose login the read shares with
+ * the run's other scripts. Without it the read logs in on its own.
  */
-export const TOKEN_VALUE_RUN = "run_nonce";
-export const TOKEN_VALUE_WORKSPACE = "workspace";
+export const TOKEN_VALUE_TICKET = "ticket";

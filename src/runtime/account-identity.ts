@@ -1,7 +1,7 @@
 import type { Credentials } from "../client/credentials";
 import { accountEnv, DEFAULT_ENV_PREFIX } from "../protocol";
 import { loadConfig } from "../shared/config";
-import { sha256Hex } from "./io/sha256";
+import { sha256Hex } from "./io/crypto";
 
 /*
  * Which account a script works on, as its files and messages name it: the API address, the

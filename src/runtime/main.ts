@@ -14,7 +14,7 @@ import { createOutput, type Output, Redactor } from "../shared/output";
 import { credentialIdentity } from "./account-identity";
 import { untestedNodeLineWarning } from "./io/node-line";
 import { FdWriter, readQuery } from "./io/process-io";
-import { lockStaleAfterMs, lockWaitMs } from "./locks/lock-bounds";
+import { leaseMs, lockWaitMs } from "./locks/lock-bounds";
 import { findFlavors } from "./reads/flavor-command";
 import { preferFlavor } from "./reads/preference-command";
 import { stackRead } from "./reads/stack-read";
@@ -70,11 +70,12 @@ export async function main(io: MainIo): Promise<number> {
     env: io.env,
     cwd: io.cwd,
     out,
-    // The run itself (its nonce and workspace) is set by each command from its query or environment.
-    sessionStore: (run, baseUrl, envPrefix, credentials) =>
+    // The run's ticket is set by each command from its query or environment.
+    sessionStore: (ticket, baseUrl, envPrefix, credentials) =>
       runSessionStore(
-        { cwd: io.cwd, ...run, identity: credentialIdentity(credentials), envPrefix, apiUrl: baseUrl },
-        { env: io.env, waitMs: lockWaitMs(io.env), staleAfterMs: lockStaleAfterMs(io.env), onWait: out.info, warn: out.warn },
+        ticket,
+        { identity: credentialIdentity(credentials), envPrefix, apiUrl: baseUrl },
+        { env: io.env, waitMs: lockWaitMs(io.env), leaseMs: leaseMs(io.env), onWait: out.info, warn: out.warn },
       ),
   };
   try {

@@ -2,15 +2,9 @@ import { ApiClient } from "../client/client";
 import type { Credentials } from "../client/credentials";
 import { openNodeHttpSender } from "../client/node-http-sender";
 import type { SessionStore } from "../client/session";
-import { DEFAULT_ENV_PREFIX } from "../protocol";
+import { DEFAULT_ENV_PREFIX, type RunTicket } from "../protocol";
 import { loadConfig } from "./config";
 import type { Output } from "./output";
-
-/** One terraform run, as its scripts know it. */
-export interface RunRef {
-  readonly nonce: string;
-  readonly workspace: string;
-}
 
 /** What a command needs from the world; tests build one in-process. */
 export interface RuntimeContext {
@@ -18,16 +12,13 @@ export interface RuntimeContext {
   /** Terraform's working directory (the stack folder). */
   readonly cwd: string;
   readonly out: Output;
-  /**
-   * The terraform run this command belongs to, when it is known: its nonce (made by the stack's
-   * plan-time read) and workspace, which name the files the run's scripts share.
-   */
-  readonly run?: RunRef;
+  /** The ticket of the terraform run this command belongs to, when it has one (see RunTicket). */
+  readonly ticket?: RunTicket;
   /**
    * Where the scripts of one run share one login per account (the script sets it; the CLI does
-   * not): given the run, the API's base URL, the account's variable prefix and its credentials.
+   * not): given the run's ticket, the API's base URL, the account's variable prefix and its credentials.
    */
-  readonly sessionStore?: (run: RunRef, baseUrl: string, envPrefix: string, credentials: Credentials) => SessionStore;
+  readonly sessionStore?: (ticket: RunTicket, baseUrl: string, envPrefix: string, credentials: Credentials) => SessionStore;
 }
 
 /**
@@ -68,8 +59,8 @@ export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix
       connections: 8,
       logger: (line: string) => ctx.out.info(line),
       sessionStore:
-        ctx.run !== undefined && ctx.sessionStore
-          ? ctx.sessionStore(ctx.run, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX, config.credentials)
+        ctx.ticket !== undefined && ctx.sessionStore
+          ? ctx.sessionStore(ctx.ticket, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX, config.credentials)
           : undefined,
     },
     openNodeHttpSender,

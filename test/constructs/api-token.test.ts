@@ -58,21 +58,19 @@ describe("ApiToken synthesis", () => {
     expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-apply$/);
     expect(create.when).toBeUndefined();
     // The triggers as one value (the script spreads them into its variables), and what the plan showed as one
-    // more: the run's nonce from the plan-time read (it names the run's shared files and carries the run's id for
-    // hand-offs), and the id the read found, which consumers were planned with (the create half refuses to end on
-    // another token). The destroy half gets the hand-offs' run id from Terraform: plantimestamp() refers to
-    // nothing, so a destroy-time provisioner may use it.
+    // more: the run's ticket from the plan-time read, and the id the read found, which consumers were planned with
+    // (the create half refuses to end on another token). The destroy half gets the plan time from Terraform:
+    // plantimestamp() refers to nothing, so a destroy-time provisioner may use it.
     expect(create.environment).toEqual({
       GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
-      GPUCLOUD_TOKEN_PLANNED: `\${local.${observedName}["run_nonce"]} \${local.${observedName}["t0.id"]}`,
+      GPUCLOUD_TOKEN_PLANNED: `\${local.${observedName}["ticket"]} \${local.${observedName}["t0.id"]}`,
     });
     expect(destroy.when).toBe("destroy");
     expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
-    // Destroy-time provisioners may only reference self; a trigger missing from an older state
-    // is simply absent from the JSON, never an error.
+    // Destroy-time provisioners may only reference self and calls that refer to nothing.
     expect(destroy.environment).toEqual({
       GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
-      GPUCLOUD_TOKEN_RUN: "${plantimestamp()}",
+      GPUCLOUD_TOKEN_PLAN_TIME: "${plantimestamp()}",
     });
 
     const externals = json.data.external;
@@ -81,7 +79,7 @@ describe("ApiToken synthesis", () => {
     const planTimeRead = externals[planTimeReadName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(planTimeRead.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "stack-read"]);
-    // The plan-time read (literal query: read while planning) retires every hand-off earlier runs left.
+    // The plan-time read (literal query: read while planning) puts the plan time into the run's ticket.
     // The path names the construct in the read's errors.
     expect(planTimeRead.query).toEqual({
       "t0.key": key,
@@ -89,20 +87,18 @@ describe("ApiToken synthesis", () => {
       "t0.name": "ci-pipeline",
       "t0.description": "for CI",
       workspace: "${terraform.workspace}",
-      run: "${plantimestamp()}",
-      retire_handoffs: "all",
+      plan_time: "${plantimestamp()}",
     });
     expect(planTimeRead.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("stack-read");
-    // The read after the writes retires nothing: other tokens' create halves may still be to come.
-    // It has the run's nonce (from the plan-time read), to share the run's walk and login.
-    const { retire_handoffs: _retire, run: _run, ...tokensQuery } = planTimeRead.query;
+    // The read after the writes has the run's ticket (from the plan-time read), to share the run's walk and login.
+    const { plan_time: _planTime, ...tokensQuery } = planTimeRead.query;
     // listed_slots: none, since the stack refers to no token's value or last use, so the read after a
     // create needs no listing back to it (the run's walk gives the id, name and description).
     expect(read.query).toEqual({
       ...tokensQuery,
       after_write: "true",
-      run_nonce: `\${local.${observedName}["run_nonce"]}`,
+      ticket: `\${local.${observedName}["ticket"]}`,
       listed_slots: "",
     });
     expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
@@ -132,7 +128,7 @@ describe("ApiToken synthesis", () => {
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
     expect(after.depends_on).toHaveLength(5);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(23);
+    expect(Object.keys(query)).toHaveLength(22);
     expect(query.workspace).toBe("${terraform.workspace}");
     const slots = new Set<string>();
     for (const sync of Object.values<any>(json.resource.null_resource)) {
@@ -212,8 +208,8 @@ describe("ApiToken synthesis", () => {
       // Of the slots the plan-time read found no id for, those whose value or last use the stack refers to.
       const listedSlots = members.filter((i) => listed.has(i)).map((i) => slots[i - g * 25]);
       expect(read.query.listed_slots).toBe(`\${join(",", [for k in ${JSON.stringify(listedSlots)} : k if !(${idKnown})])}`);
-      // The run's nonce, which the plan-time read made: this read takes the run's walk and login, never another run's.
-      expect(read.query.run_nonce).toBe(`\${local.${observedName}["run_nonce"]}`);
+      // The run's ticket, which the plan-time read made: this read takes the run's walk and login, never another run's.
+      expect(read.query.ticket).toBe(`\${local.${observedName}["ticket"]}`);
       expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 4);
       Object.assign(merged, read.query);
       // The group's attributes read this group's read only.
@@ -233,12 +229,9 @@ describe("ApiToken synthesis", () => {
     // Together, the groups ask exactly what the plan-time read asks, less its run fields.
     delete merged.after_write;
     delete merged.listed_slots;
-    delete merged.run_nonce;
-    const {
-      retire_handoffs: _retire,
-      run: _run,
-      ...tokensQuery
-    } = Object.entries(externals).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1].query;
+    delete merged.ticket;
+    const { plan_time: _planTime, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1]
+      .query;
     expect(merged).toEqual(tokensQuery);
   });
 
@@ -297,9 +290,9 @@ describe("ApiToken synthesis", () => {
       new ApiToken(stack, "ci", { name: `ci-${v.stringValue}-\${lit}` });
     });
     expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
-    // Such a read may be deferred to the apply, after destroy halves of its own run: it retires only other runs' hand-offs.
+    // Such a read may be deferred to the apply, after destroy halves of its own run: its ticket says so.
     const planTimeRead = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
-    expect(planTimeRead.query).toMatchObject({ run: "${plantimestamp()}", retire_handoffs: "other_runs" });
+    expect(planTimeRead.query).toMatchObject({ plan_time: "${plantimestamp()}", may_run_at_apply: "true" });
   });
 
   test("exposes attributes from the plan-time read while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {

@@ -52,7 +52,7 @@ describe("keys per account", () => {
           GPUCLOUD_TOKEN_KEY: KEY,
           GPUCLOUD_TOKEN_WORKSPACE: "default",
           GPUCLOUD_TOKEN_PATH: "stack/ci",
-          GPUCLOUD_TOKEN_RUN: runId,
+          GPUCLOUD_TOKEN_PLAN_TIME: runId,
           ...env,
         }),
       };

@@ -1,5 +1,5 @@
 /**
- * The stack's read after the writes (issue 24): in a run, it takes the run's walk plus the tokens
+ * The stack's read after the writes: in a run, it takes the run's walk plus the tokens
  * created since, which carry the new tokens' values, instead of walking the account once per
  * group; it walks only when a value it must give is not among them. Run as Terraform runs it
  * (the bundled script), after provisioners of the same run walked and wrote.
@@ -11,16 +11,17 @@ import path from "node:path";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { encodeRunTicket } from "../../src/protocol";
 import { accountRefIn } from "../../src/runtime/account-identity";
+import { randomHex } from "../../src/runtime/io/crypto";
 import { runFolderPath } from "../../src/runtime/run/run-folder";
-import { recordRunWrite, runTokens } from "../../src/runtime/run/run-walk";
+import { withLatestTokens } from "../../src/runtime/run/run-walk";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
 const USER = { username: "after-write-bot", password: "after-write-pw-77c2" };
-const RUN = { nonce: "nonce-of-the-run", workspace: "default" };
 const OTHERS = 45;
 
 describe("the read after the writes takes the run's walk", () => {
@@ -42,19 +43,19 @@ describe("the read after the writes takes the run's walk", () => {
       // The run folder of this test alone.
       TMPDIR: `${cwd}-tmp`,
     };
-    const ctx: RuntimeContext = { cwd, env, out: createOutput(() => undefined, new Redactor([])), run: RUN };
+    const ticket = { id: randomHex(16) };
+    const ctx: RuntimeContext = { cwd, env, out: createOutput(() => undefined, new Redactor([])), ticket };
     const client = new ApiClient(
       { baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 },
       openNodeHttpSender,
     );
     const account = accountRefIn(env, undefined, undefined);
-    /** What the run's provisioners do before the read: walk once, then write and record. */
-    const provisioners = async (write: (c: ApiClient) => Promise<{ id: string; name: string; token: string; created_at: number }>) => {
-      await runTokens(ctx, client, account);
-      const written = await write(client);
-      await recordRunWrite(ctx, account, { ...written, description: null });
-      return written;
-    };
+    /** What the run's create halves do before the read: walk once, then write and record. */
+    const provisioners = async (write: (c: ApiClient) => Promise<{ id: string; name: string; token: string; created_at: number }>) =>
+      withLatestTokens(ctx, client, account, async () => {
+        const written = await write(client);
+        return { result: written, wrote: { ...written, description: null } };
+      });
     const read = async (query: Record<string, string>) => {
       api.resetStats();
       const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], { cwd, env, stdin: JSON.stringify(query) });
@@ -62,13 +63,19 @@ describe("the read after the writes takes the run's walk", () => {
       expect(ran.code).toBe(0);
       return { result: JSON.parse(ran.stdout) as Record<string, string>, lists: api.stats().byRoute["GET /api-tokens"] ?? 0 };
     };
-    const walkFiles = () => (existsSync(runFolderPath(env)) ? readdirSync(runFolderPath(env)) : []).filter((f) => f.endsWith(".walk.json"));
-    return { api, client, provisioners, read, walkFiles };
+    const folder = runFolderPath(env, ticket);
+    const walkFiles = () => (existsSync(folder) ? readdirSync(folder) : []).filter((f) => f.endsWith(".walk.json"));
+    const afterWrite = (extra: Record<string, string>) => ({
+      workspace: "default",
+      after_write: "true",
+      ticket: encodeRunTicket(ticket),
+      ...extra,
+    });
+    return { api, client, provisioners, read, walkFiles, afterWrite };
   };
-  const afterWrite = (extra: Record<string, string>) => ({ workspace: "default", after_write: "true", run_nonce: RUN.nonce, ...extra });
 
   test("a created token's value comes from the tokens created since the walk: no walk of the account", async () => {
-    const { api, client, provisioners, read } = await setUp();
+    const { api, client, provisioners, read, afterWrite } = await setUp();
     const created = await provisioners((c) => c.createToken({ name: "fresh-one" }));
     // t1 is a token the plan-time read already found: the constructs take its value from that read.
     const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "fresh-one", "t1.name": "other-7" }));
@@ -81,7 +88,7 @@ describe("the read after the writes takes the run's walk", () => {
   });
 
   test("a token renamed through a hand-off (old, so not among the newest) makes the read walk for its value", async () => {
-    const { api, client, provisioners, read } = await setUp();
+    const { api, client, provisioners, read, afterWrite } = await setUp();
     const old = api.tokens().find((t) => t.name === "other-3")!;
     await provisioners((c) => c.updateToken(old.id, { name: "renamed-here" }));
     const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "renamed-here" }));
@@ -92,7 +99,7 @@ describe("the read after the writes takes the run's walk", () => {
   });
 
   test("the same rename, with no expression referring to its value or last use (not a listed slot): no walk, the id and name from the run's", async () => {
-    const { api, client, provisioners, read } = await setUp();
+    const { api, client, provisioners, read, afterWrite } = await setUp();
     const old = api.tokens().find((t) => t.name === "other-4")!;
     await provisioners((c) => c.updateToken(old.id, { name: "renamed-unlisted" }));
     const { result, lists } = await read(afterWrite({ listed_slots: "", "t0.name": "renamed-unlisted" }));
@@ -104,7 +111,7 @@ describe("the read after the writes takes the run's walk", () => {
   });
 
   test("a valueInState: false token renamed through a hand-off is walked for too: its last use is the API's, not the walk file's", async () => {
-    const { api, client, provisioners, read } = await setUp();
+    const { api, client, provisioners, read, afterWrite } = await setUp();
     const old = api.tokens().find((t) => t.name === "other-5")!;
     // A token in use: the walk file keeps no last use.
     const user = new ApiClient({ baseUrl: api.url, credentials: { apiToken: old.token }, totalTimeoutMs: 10_000 }, openNodeHttpSender);
@@ -122,7 +129,7 @@ describe("the read after the writes takes the run's walk", () => {
   });
 
   test("before any provisioner took the run's walk (a read at plan time), the read walks and leaves no walk file for the apply", async () => {
-    const { api, client, read, walkFiles } = await setUp();
+    const { api, client, read, walkFiles, afterWrite } = await setUp();
     const { result, lists } = await read(afterWrite({ listed_slots: "", "t0.name": "other-2" }));
     expect(result["t0.id"]).toBe(api.tokens().find((t) => t.name === "other-2")?.id);
     expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));

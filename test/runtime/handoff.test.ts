@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { accountDigest } from "../../src/runtime/account-identity";
 import { readAppliedRecord, removeAppliedRecord, writeAppliedRecord } from "../../src/runtime/records/applied-record";
-import { type Handoff, readHandoff, removeHandoff, retireHandoffs, writeHandoff } from "../../src/runtime/records/handoff";
+import { type Handoff, readHandoff, releasedInRun, removeHandoff, writeHandoff } from "../../src/runtime/records/handoff";
 
 const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));
 const record = (over: Partial<Handoff> = {}): Handoff => ({
@@ -12,7 +12,7 @@ const record = (over: Partial<Handoff> = {}): Handoff => ({
   workspace: "default",
   id: "tok_1",
   name: "ci",
-  runId: "100@5",
+  planTime: "100@5",
   api: "0123456789abcdef",
   releasedAt: new Date().toISOString(),
   ...over,
@@ -23,7 +23,7 @@ describe("hand-off files", () => {
     const cwd = dir();
     writeHandoff(cwd, record());
     writeHandoff(cwd, record({ workspace: "prod", id: "tok_2" }));
-    expect(readHandoff(cwd, "default", "c8abc", () => undefined)).toMatchObject({ id: "tok_1", runId: "100@5" });
+    expect(readHandoff(cwd, "default", "c8abc", () => undefined)).toMatchObject({ id: "tok_1", planTime: "100@5" });
     expect(readHandoff(cwd, "prod", "c8abc", () => undefined)).toMatchObject({ id: "tok_2" });
     expect(readHandoff(cwd, "staging", "c8abc", () => undefined)).toBeUndefined();
     removeHandoff(cwd, "default", "c8abc");
@@ -47,58 +47,24 @@ describe("hand-off files", () => {
     writeFileSync(path.join(cwd, ".gpucloud-handoff", file), "{not json");
     expect(readHandoff(cwd, "default", "c8abc", (w) => warnings.push(w))).toBeUndefined();
     expect(warnings).toEqual([expect.stringContaining("another workspace"), expect.stringContaining("unreadable")]);
+    // A read never deletes: the file stays for the next write to replace.
+    expect(readFileSync(path.join(cwd, ".gpucloud-handoff", file), "utf8")).toBe("{not json");
   });
 
-  const noWarning = (line: string) => {
-    throw new Error(`unexpected warning: ${line}`);
-  };
-
-  test("a plan-time read retires what earlier runs of its workspace left unclaimed, never a claim or another workspace's", () => {
-    const cwd = dir();
-    writeHandoff(cwd, record({ key: "c8a", runId: "2026-11-01T10:00:00Z" }));
-    writeHandoff(cwd, record({ key: "c8b", runId: "2026-11-01T10:05:00Z" }));
-    writeHandoff(cwd, record({ key: "c8c", runId: "2026-11-01T10:00:00Z", claimedBy: "2026-11-01T10:00:00Z", targetName: "ci-2" }));
-    writeHandoff(cwd, record({ key: "c8d", workspace: "prod", runId: "2026-11-01T10:00:00Z" }));
-    const read = (key: string, workspace = "default") => readHandoff(cwd, workspace, key, () => undefined);
-
-    // A read that may run during its own apply (deferred): only other runs' hand-offs.
-    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", false, noWarning)).toBe(1);
-    expect(read("c8a")?.retired).toBe(true);
-    expect(read("c8b")?.retired).toBeUndefined();
-    // A read while planning precedes every provisioner of its run: all of them, even of its own second.
-    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", true, noWarning)).toBe(1);
-    expect(read("c8b")?.retired).toBe(true);
-    expect(read("c8c")).toMatchObject({ claimedBy: "2026-11-01T10:00:00Z", targetName: "ci-2" });
-    expect(read("c8c")?.retired).toBeUndefined();
-    expect(read("c8d", "prod")?.retired).toBeUndefined();
-    // Applied records and locks are not hand-offs.
-    writeAppliedRecord(cwd, {
-      key: "c8a",
-      workspace: "default",
-      id: "tok_1",
-      name: "ci",
-      at: new Date().toISOString(),
-      api: "0123456789abcdef",
-    });
-    expect(retireHandoffs(cwd, "default", "x", true, noWarning)).toBe(0);
-    expect(readAppliedRecord(cwd, "default", "c8a", () => undefined)).toMatchObject({ id: "tok_1" });
-    expect(retireHandoffs(dir(), "default", "x", true, noWarning)).toBe(0);
-  });
-
-  test("a hand-off that cannot be rewritten is warned about once and left: retiring never fails the plan", () => {
-    const cwd = dir();
-    writeHandoff(cwd, record({ key: "c8e", runId: "2026-11-01T10:00:00Z" }));
-    writeHandoff(cwd, record({ key: "c8f", runId: "2026-11-01T10:00:00Z" }));
-    writeHandoff(cwd, record({ key: "c8g", runId: "2026-11-01T10:00:00Z" }));
-    // A folder where the rewrite's temporary file goes: the write fails, for root too.
-    const handoffs = readdirSync(path.join(cwd, ".gpucloud-handoff")).sort();
-    for (const f of handoffs.slice(0, 2)) mkdirSync(path.join(cwd, ".gpucloud-handoff", `${f}.${process.pid}.tmp`));
-    const warn = jest.fn();
-    expect(retireHandoffs(cwd, "default", "2026-11-01T10:05:00Z", true, warn)).toBe(1);
-    expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn.mock.calls[0][0]).toMatch(
-      /could not mark a hand-off of an earlier terraform run as spent \(\.gpucloud-handoff\/.*\); going on/,
-    );
+  test("a hand-off is its run's when it has the run's plan time and was released after the run's plan-time read", () => {
+    const readAt = Date.parse("2026-11-01T10:00:00.500Z");
+    const ticket = { id: "f".repeat(32), planTime: "2026-11-01T10:00:00Z", readAt };
+    const at = (ms: number) => record({ planTime: "2026-11-01T10:00:00Z", releasedAt: new Date(ms).toISOString() });
+    expect(releasedInRun(at(readAt + 1), ticket)).toBe(true);
+    expect(releasedInRun(at(readAt), ticket)).toBe(true);
+    // An earlier run whose plan fell in the same second.
+    expect(releasedInRun(at(readAt - 1), ticket)).toBe(false);
+    expect(releasedInRun(record({ planTime: "2026-11-01T09:59:59Z" }), ticket)).toBe(false);
+    // A read that may have run during the apply: the plan time alone.
+    expect(releasedInRun(at(readAt - 60_000), { ...ticket, readAt: undefined })).toBe(true);
+    // No ticket, or no plan time: never.
+    expect(releasedInRun(at(readAt + 1), undefined)).toBe(false);
+    expect(releasedInRun(record({ planTime: "" }), { id: ticket.id })).toBe(false);
   });
 
   test("refuses keys that could escape the folder", () => {

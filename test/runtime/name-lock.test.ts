@@ -9,7 +9,7 @@ import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 
 import { ABANDONED_BREAK_MS } from "../../src/runtime/locks/file-lock";
-import { STALE_LOCK_MS } from "../../src/runtime/locks/lock-bounds";
+import { MIN_LEASE_MS } from "../../src/runtime/locks/lock-bounds";
 import { nameLockPath, withNameLock } from "../../src/runtime/locks/name-lock";
 import { bundleProgram, runProcess } from "../support/processes";
 
@@ -56,7 +56,7 @@ describe("name lock: breaking a stale lock", () => {
 
     let ran = false;
     await expect(
-      withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 600, onWait: () => undefined }, async () => {
+      withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 600, leaseMs: MIN_LEASE_MS, onWait: () => undefined }, async () => {
         ran = true;
       }),
     ).rejects.toThrow(/gave up waiting/);
@@ -73,12 +73,12 @@ describe("name lock: breaking a stale lock", () => {
       writeFileSync(file, content);
       // Fresh: no process is known to be gone, so a waiter waits.
       await expect(
-        withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 300, onWait: () => undefined }, async () => undefined),
+        withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 300, leaseMs: MIN_LEASE_MS, onWait: () => undefined }, async () => undefined),
       ).rejects.toThrow(/gave up waiting/);
-      const old = new Date(Date.now() - STALE_LOCK_MS - 1_000);
+      const old = new Date(Date.now() - MIN_LEASE_MS - 1_000);
       utimesSync(file, old, old);
       await expect(
-        withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 2_000, onWait: () => undefined }, async () => "held"),
+        withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 2_000, leaseMs: MIN_LEASE_MS, onWait: () => undefined }, async () => "held"),
       ).resolves.toBe("held");
       expect(existsSync(file)).toBe(false);
     }
@@ -88,10 +88,10 @@ describe("name lock: breaking a stale lock", () => {
     const cwd = folder();
     const file = nameLockPath(cwd, API, "ci");
     let seen: string | undefined;
-    await withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 1_000, onWait: () => undefined }, async () => {
+    await withNameLock({ cwd, apiUrl: API, name: "ci", waitMs: 1_000, leaseMs: MIN_LEASE_MS, onWait: () => undefined }, async () => {
       seen = readFileSync(file, "utf8");
     });
-    expect(seen).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[a-z0-9]+\n$`));
+    expect(seen).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[a-z0-9]+\n\\d+\n$`));
     // No temporary file is left beside it.
     expect(readdirSync(path.dirname(file))).toEqual([]);
   });
@@ -101,10 +101,10 @@ describe("name lock: breaking a stale lock", () => {
     const file = nameLockPath(cwd, API, "old");
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, `1\nsome-other-host\n`);
-    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
     utimesSync(file, old, old);
     let ran = false;
-    await withNameLock({ cwd, apiUrl: API, name: "old", waitMs: 2_000, onWait: () => undefined }, async () => {
+    await withNameLock({ cwd, apiUrl: API, name: "old", waitMs: 2_000, leaseMs: MIN_LEASE_MS, onWait: () => undefined }, async () => {
       ran = true;
     });
     expect(ran).toBe(true);
@@ -156,7 +156,7 @@ describe("name lock: breaking a stale lock", () => {
     test("its process is gone: the next waiter breaks the lock at once, and no marker stays", async () => {
       const { cwd, file } = await markerLeftBehind("killed");
       let ran = false;
-      await withNameLock({ cwd, apiUrl: API, name: "killed", waitMs: 2_000, onWait: () => undefined }, async () => {
+      await withNameLock({ cwd, apiUrl: API, name: "killed", waitMs: 2_000, leaseMs: MIN_LEASE_MS, onWait: () => undefined }, async () => {
         ran = true;
       });
       expect(ran).toBe(true);
@@ -167,14 +167,20 @@ describe("name lock: breaking a stale lock", () => {
       const { cwd, file, marker } = await markerLeftBehind("other-host");
       writeFileSync(marker, "1\nsome-other-host\n");
       await expect(
-        withNameLock({ cwd, apiUrl: API, name: "other-host", waitMs: 600, onWait: () => undefined }, async () => undefined),
+        withNameLock(
+          { cwd, apiUrl: API, name: "other-host", waitMs: 600, leaseMs: MIN_LEASE_MS, onWait: () => undefined },
+          async () => undefined,
+        ),
       ).rejects.toThrow(/gave up waiting/);
       const old = new Date(Date.now() - ABANDONED_BREAK_MS - 5_000);
       utimesSync(marker, old, old);
       let ran = false;
-      await withNameLock({ cwd, apiUrl: API, name: "other-host", waitMs: 2_000, onWait: () => undefined }, async () => {
-        ran = true;
-      });
+      await withNameLock(
+        { cwd, apiUrl: API, name: "other-host", waitMs: 2_000, leaseMs: MIN_LEASE_MS, onWait: () => undefined },
+        async () => {
+          ran = true;
+        },
+      );
       expect(ran).toBe(true);
       expect(readdirSync(path.dirname(file))).toEqual([]);
     });

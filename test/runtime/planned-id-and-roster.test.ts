@@ -1,5 +1,5 @@
 /**
- * The create half against the id the plan showed (GPUCLOUD_TOKEN_PLANNED, here without a run's nonce), and the roster's
+ * The create half against the id the plan showed (GPUCLOUD_TOKEN_PLANNED, here without a run's ticket), and the roster's
  * destroy-time command, which reports the tokens a stack no longer manages from its environment alone.
  */
 import { mkdtempSync } from "node:fs";
@@ -7,10 +7,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { handoffRunOfNonce, newRunNonce } from "../../src/runtime/run/run-folder";
+import { decodePlanned, decodeRunTicket, encodeRunTicket } from "../../src/protocol";
 import { applyToken } from "../../src/runtime/tokens/token-apply";
 import { releaseRoster } from "../../src/runtime/tokens/token-roster";
-import { plannedOf } from "../../src/runtime/tokens/token-scope";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 
@@ -25,23 +24,26 @@ function context(env: NodeJS.ProcessEnv, lines: string[]): RuntimeContext {
 }
 
 describe("what the plan showed the create half (GPUCLOUD_TOKEN_PLANNED)", () => {
-  const planned = (value: string | undefined) =>
-    plannedOf({ cwd: "/", out: createOutput(() => undefined, new Redactor([])), env: { GPUCLOUD_TOKEN_PLANNED: value } });
+  const id = "0123456789abcdef0123456789abcdef";
 
-  test("the run's nonce carries the run's id for hand-offs; each plan's nonce is its own", () => {
-    const nonce = newRunNonce("2026-11-27T04:00:00Z");
-    expect(handoffRunOfNonce(nonce)).toBe("2026-11-27T04:00:00Z");
-    expect(newRunNonce("2026-11-27T04:00:00Z")).not.toBe(nonce);
-    expect(planned(`${nonce} tok_1`)).toEqual({ nonce, handoffRun: "2026-11-27T04:00:00Z", id: "tok_1" });
+  test("the run's ticket carries its id, plan time and read time; the planned id follows it", () => {
+    const ticket = { id, planTime: "2026-11-27T04:00:00Z", readAt: 1_795_000_000_123 };
+    const text = encodeRunTicket(ticket);
+    expect(decodeRunTicket(text)).toEqual(ticket);
+    expect(decodePlanned(`${text} tok_1`)).toEqual({ ticket, id: "tok_1" });
     // A create: the read found no token.
-    expect(planned(`${nonce} `)).toEqual({ nonce, handoffRun: "2026-11-27T04:00:00Z", id: "" });
-    // A nonce made without a run id takes no hand-off over.
-    expect(planned(`${newRunNonce(undefined)} tok_1`).handoffRun).toBeUndefined();
+    expect(decodePlanned(`${text} `)).toEqual({ ticket, id: "" });
+    // A ticket without plan time or read time (a read that may run at apply, a stack without a plan time).
+    expect(decodeRunTicket(encodeRunTicket({ id }))).toEqual({ id, planTime: undefined, readAt: undefined });
   });
 
-  test("absent or without a nonce: no shared files, no hand-off, the id as given", () => {
-    expect(planned(undefined)).toEqual({ nonce: undefined, handoffRun: undefined, id: "" });
-    expect(planned(" tok_2")).toEqual({ nonce: undefined, handoffRun: undefined, id: "tok_2" });
+  test("absent, or not a ticket: no shared files, no hand-off, the id as given", () => {
+    expect(decodePlanned(undefined)).toEqual({ ticket: undefined, id: "" });
+    expect(decodePlanned(" tok_2")).toEqual({ ticket: undefined, id: "tok_2" });
+    // Too short to be unguessable, or not of the form: not a ticket.
+    expect(decodeRunTicket("abc./x")).toBeUndefined();
+    expect(decodeRunTicket(`${id}/x`)).toBeUndefined();
+    expect(decodeRunTicket(`../${id}./x`)).toBeUndefined();
   });
 });
 

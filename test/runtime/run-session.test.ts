@@ -1,10 +1,22 @@
 /**
  * One login per account for the scripts of one terraform run: clients of one run share a session
- * file in the user's run folder (outside the stack folder); clients that start together wait for
- * the one that logs in; a rejected session, another run, workspace, user or stack folder means a
- * login of its own; the file holds only what expires, nothing derived from the password.
+ * file in the run's private folder (outside the stack folder); clients that start together wait for
+ * the one that logs in; a rejected session, another run or another user means a login of its own;
+ * the file holds only what expires, nothing derived from the password. And the sweep of lapsed run
+ * folders, which touches nothing but this user's own folders and files.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -12,54 +24,48 @@ import { ApiClient } from "../../src/client/client";
 import { md5HexOfUtf8 } from "../../src/client/md5";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import type { RunTicket } from "../../src/protocol";
 import { credentialIdentity } from "../../src/runtime/account-identity";
-import { runFolderPath, sweepRunFolder } from "../../src/runtime/run/run-folder";
+import { randomHex } from "../../src/runtime/io/crypto";
+import { openRunFolder, runFolderPath, sweepRunFolders } from "../../src/runtime/run/run-folder";
 import { runSessionStore } from "../../src/runtime/run/run-session";
 
 const USER = { username: "session-bot", password: "session-password-19af" };
 const OTHER = { username: "other-bot", password: "other-password-7d" };
-const NONCE = "nonce-of-run-1";
+// The API answers this user's login with another spelling of the name.
+const SPELLED = { username: "Acme-Bot", password: "acme-password-5c", answersAs: "acme-bot" };
+const MINUTE = 60_000;
 
 describe("the run's shared session", () => {
   let emulator: RunningEmulator;
   beforeAll(async () => {
-    emulator = await startEmulator({ users: [USER, OTHER] });
+    emulator = await startEmulator({ users: [USER, OTHER, SPELLED] });
   });
   afterAll(() => emulator?.close());
 
-  /** A stack folder and a temp folder of its own (TMPDIR), so that runs of tests never meet. */
-  const world = () => {
-    const root = mkdtempSync(path.join(tmpdir(), "run-session-"));
-    mkdirSync(path.join(root, "stack"));
-    mkdirSync(path.join(root, "tmp"));
-    return { cwd: path.join(root, "stack"), env: { TMPDIR: path.join(root, "tmp") } as NodeJS.ProcessEnv };
-  };
+  /** A temp folder of its own (TMPDIR), so that runs of tests never meet. */
+  const world = () => ({ env: { TMPDIR: mkdtempSync(path.join(tmpdir(), "run-session-")) } as NodeJS.ProcessEnv });
   type World = ReturnType<typeof world>;
+  const ticket = (): RunTicket => ({ id: randomHex(16) });
   interface Run {
-    readonly nonce?: string;
-    readonly workspace?: string;
+    readonly ticket: RunTicket;
     readonly user?: { username: string; password: string };
     readonly lines?: string[];
     readonly warnings?: string[];
   }
-  const client = (w: World, run: Run = {}) => {
+  const client = (w: World, run: Run) => {
     const user = run.user ?? USER;
+    const credentials = { username: user.username, password: user.password };
     return new ApiClient(
       {
         baseUrl: emulator.url,
-        credentials: { username: user.username, password: user.password },
+        credentials,
         totalTimeoutMs: 10_000,
         logger: (l) => run.lines?.push(l),
         sessionStore: runSessionStore(
-          {
-            cwd: w.cwd,
-            workspace: run.workspace ?? "default",
-            nonce: run.nonce ?? NONCE,
-            identity: credentialIdentity({ username: user.username, password: user.password }),
-            envPrefix: "GPUCLOUD_",
-            apiUrl: emulator.url,
-          },
-          { env: w.env, waitMs: 10_000, staleAfterMs: 60_000, onWait: () => undefined, warn: (l) => run.warnings?.push(l) },
+          run.ticket,
+          { identity: credentialIdentity(credentials), envPrefix: "GPUCLOUD_", apiUrl: emulator.url },
+          { env: w.env, waitMs: 10_000, leaseMs: 10 * MINUTE, onWait: () => undefined, warn: (l) => run.warnings?.push(l) },
         ),
       },
       openNodeHttpSender,
@@ -73,109 +79,171 @@ describe("the run's shared session", () => {
     }
   };
 
-  test("clients of one run log in once, also when they start together; the file is 0600 in a 0700 folder outside the stack folder", async () => {
+  test("clients of one run log in once, also when they start together; the file is 0600 in the run's own 0700 folder", async () => {
     const w = world();
+    const run = { ticket: ticket(), lines: [] as string[] };
     emulator.resetStats();
-    const lines: string[] = [];
-    await Promise.all(Array.from({ length: 6 }, () => use(client(w, { lines }))));
-    await use(client(w, { lines }));
+    await Promise.all(Array.from({ length: 6 }, () => use(client(w, run))));
+    await use(client(w, run));
     expect(emulator.stats().logins).toBe(1);
-    expect(lines.filter((l) => l.startsWith("logged in as"))).toHaveLength(1);
-    expect(lines.filter((l) => l.includes("that this terraform run logged in with"))).toHaveLength(6);
+    expect(run.lines.filter((l) => l.startsWith("logged in as"))).toHaveLength(1);
+    expect(run.lines.filter((l) => l.includes("that this terraform run logged in with"))).toHaveLength(6);
 
-    expect(readdirSync(w.cwd)).toEqual([]);
-    const folder = runFolderPath(w.env);
+    const folder = runFolderPath(w.env, run.ticket);
+    expect(path.basename(folder)).toBe(`gpucloud-${process.getuid?.()}-${run.ticket.id}`);
     expect(statSync(folder).mode & 0o777).toBe(0o700);
-    const files = readdirSync(folder);
-    expect(files).toEqual([expect.stringMatching(/^[0-9a-f]{16}-[0-9a-f]{16}-[0-9a-f]{16}\.session\.json$/)]);
-    expect(statSync(path.join(folder, files[0])).mode & 0o777).toBe(0o600);
+    const files = readdirSync(folder).sort();
+    expect(files).toEqual(["lease", expect.stringMatching(/^[0-9a-f]{16}\.session\.json$/)].sort());
+    const session = path.join(
+      folder,
+      files.find((f) => f.endsWith(".session.json"))!,
+    );
+    expect(statSync(session).mode & 0o777).toBe(0o600);
     // What expires, in the clear; nothing of the password.
-    const text = readFileSync(path.join(folder, files[0]), "utf8");
+    const text = readFileSync(session, "utf8");
     expect(Object.keys(JSON.parse(text) as object).sort()).toEqual(["accessToken", "email", "refreshToken", "renewAt", "username"]);
     for (const secret of [USER.password, md5HexOfUtf8(USER.password)]) expect(text).not.toContain(secret);
   });
 
-  test("another run, workspace, user or stack folder logs in on its own", async () => {
+  test("another run or another user logs in on its own", async () => {
     const w = world();
+    const first = ticket();
     emulator.resetStats();
-    await use(client(w));
-    await use(client(w, { nonce: "nonce-of-run-2" }));
-    await use(client(w, { workspace: "prod" }));
-    await use(client(w, { user: OTHER }));
-    await use(client({ ...world(), env: w.env }));
-    expect(emulator.stats().logins).toBe(5);
+    await use(client(w, { ticket: first }));
+    await use(client(w, { ticket: ticket() }));
+    await use(client(w, { ticket: first, user: OTHER }));
+    await use(client(w, { ticket: first }));
+    expect(emulator.stats().logins).toBe(3);
+  });
+
+  test("one login whatever spelling of the username the API answers with", async () => {
+    const w = world();
+    const run = { ticket: ticket(), user: SPELLED };
+    emulator.resetStats();
+    for (let i = 0; i < 4; i++) await use(client(w, run));
+    expect(emulator.stats().logins).toBe(1);
   });
 
   test("a session the API rejects is replaced by one login, which the others then share", async () => {
     const w = world();
-    await use(client(w));
+    const run = { ticket: ticket() };
+    await use(client(w, run));
     emulator.expireAccessTokens();
     emulator.resetStats();
-    await use(client(w));
-    await use(client(w));
+    await use(client(w, run));
+    await use(client(w, run));
     expect(emulator.stats().logins).toBe(1);
   });
 
-  test("a run folder that is not the user's own is not used: a login of its own, with a warning, never the command", async () => {
+  test("a run folder that is not this user's own is not used: a login of its own, with a warning, never the command", async () => {
     const w = world();
-    const folder = runFolderPath(w.env);
+    const run = { ticket: ticket(), warnings: [] as string[] };
+    const folder = runFolderPath(w.env, run.ticket);
     mkdirSync(folder, { mode: 0o700 });
     chmodSync(folder, 0o777);
-    const warnings: string[] = [];
-    await expect(use(client(w, { warnings }))).resolves.toBeUndefined();
-    expect(warnings).toEqual([expect.stringMatching(/could not share this run's login \(.*open to other users \(mode 777\)\)/)]);
+    await expect(use(client(w, run))).resolves.toBeUndefined();
+    expect(run.warnings).toEqual([expect.stringMatching(/could not share this run's login \(.*open to other users \(mode 777\)\)/)]);
     expect(readdirSync(folder)).toEqual([]);
 
-    const asFile = world();
-    writeFileSync(runFolderPath(asFile.env), "not a folder");
-    const fileWarnings: string[] = [];
-    await expect(use(client(asFile, { warnings: fileWarnings }))).resolves.toBeUndefined();
-    expect(fileWarnings).toEqual([expect.stringContaining("could not share this run's login")]);
+    const asFile = { ticket: ticket(), warnings: [] as string[] };
+    writeFileSync(runFolderPath(w.env, asFile.ticket), "not a folder");
+    await expect(use(client(w, asFile))).resolves.toBeUndefined();
+    expect(asFile.warnings).toEqual([expect.stringContaining("is not a folder")]);
+
+    // A link where the run's folder would be: not followed, nothing written where it points.
+    const target = mkdtempSync(path.join(tmpdir(), "victim-"));
+    const linked = { ticket: ticket(), warnings: [] as string[] };
+    symlinkSync(target, runFolderPath(w.env, linked.ticket));
+    await expect(use(client(w, linked))).resolves.toBeUndefined();
+    expect(linked.warnings).toEqual([expect.stringContaining("is not a folder")]);
+    expect(readdirSync(target)).toEqual([]);
   });
 
-  test("the next plan of the scope removes the earlier runs' files; any plan removes expired ones and stale locks; other scopes' stay", async () => {
-    const w = world();
-    await use(client(w, { nonce: "run-a" }));
-    await use(client(w, { nonce: "run-b" }));
-    await use(client(w, { nonce: "run-a", workspace: "prod" }));
-    const folder = runFolderPath(w.env);
-    expect(readdirSync(folder)).toHaveLength(3);
-    const warn = jest.fn();
-    // The plan of run-b in workspace default: run-a's session of that workspace goes, prod's stays.
-    expect(sweepRunFolder(w.env, { cwd: w.cwd, workspace: "default", nonce: "run-b" }, warn)).toBe(1);
-    expect(readdirSync(folder)).toHaveLength(2);
-    emulator.resetStats();
-    await use(client(w, { nonce: "run-b" }));
-    await use(client(w, { nonce: "run-a", workspace: "prod" }));
-    expect(emulator.stats().logins).toBe(0);
+  test("a temp folder others may write without a sticky bit is not used", () => {
+    const base = mkdtempSync(path.join(tmpdir(), "open-tmp-"));
+    chmodSync(base, 0o777);
+    expect(() => openRunFolder({ TMPDIR: base }, ticket(), MINUTE)).toThrow(/writable by other users and has no sticky bit: set TMPDIR/);
+    chmodSync(base, 0o1777);
+    expect(existsSync(openRunFolder({ TMPDIR: base }, ticket(), MINUTE))).toBe(true);
+  });
 
-    // Past the refresh token's lifetime a session serves no one: removed by a plan of any scope. So is a lock of a killed script.
-    const lock = path.join(folder, "0123456789abcdef-0123456789abcdef-0123456789abcdef.session.json.lock");
-    writeFileSync(lock, "1\nhost\n");
-    const old = new Date(Date.now() - 3 * 60 * 60_000);
-    for (const f of readdirSync(folder)) utimesSync(path.join(folder, f), old, old);
-    expect(sweepRunFolder(w.env, { cwd: world().cwd, workspace: "default", nonce: "run-c" }, warn)).toBe(3);
-    expect(readdirSync(folder)).toEqual([]);
+  test("a folder made by a run is 0700 whatever the umask", () => {
+    const w = world();
+    const previous = process.umask(0o277);
+    try {
+      const folder = openRunFolder(w.env, ticket(), MINUTE);
+      expect(statSync(folder).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
+  });
+});
+
+describe("the sweep of lapsed run folders", () => {
+  const world = () => ({ TMPDIR: mkdtempSync(path.join(tmpdir(), "run-sweep-")) }) as NodeJS.ProcessEnv;
+  const now = Date.now();
+
+  test("removes the folders whose lease lapsed, keeps the live ones, and the expired sessions in them", () => {
+    const env = world();
+    const lapsed = openRunFolder(env, { id: randomHex(16) }, MINUTE, now - 2 * MINUTE);
+    writeFileSync(path.join(lapsed, "0123456789abcdef.walk.json"), "{}");
+    const live = openRunFolder(env, { id: randomHex(16) }, 10 * MINUTE, now);
+    const oldSession = path.join(live, "0123456789abcdef.session.json");
+    const freshSession = path.join(live, "fedcba9876543210.session.json");
+    writeFileSync(oldSession, "{}");
+    writeFileSync(freshSession, "{}");
+    const threeHours = new Date(now - 3 * 60 * MINUTE);
+    utimesSync(oldSession, threeHours, threeHours);
+    const warn = jest.fn();
+    expect(sweepRunFolders(env, warn, now)).toBe(1);
+    expect(existsSync(lapsed)).toBe(false);
+    expect(readdirSync(live).sort()).toEqual(["fedcba9876543210.session.json", "lease"]);
     expect(warn).not.toHaveBeenCalled();
   });
 
-  test("a sweep that cannot remove a file warns once and goes on", () => {
-    const w = world();
-    const folder = runFolderPath(w.env);
-    mkdirSync(folder, { mode: 0o700 });
-    // Folders under run files' names: not removable as files, by root either.
-    const old = new Date(Date.now() - 24 * 60 * 60_000);
-    for (const n of ["0", "1"]) {
-      const stuck = path.join(folder, `0123456789abcde${n}-0123456789abcdef-0123456789abcdef.walk.json`);
-      mkdirSync(path.join(stuck, "inside"), { recursive: true });
-      utimesSync(stuck, old, old);
-    }
-    const removable = path.join(folder, "0123456789abcdef-0123456789abcdef-0123456789abcdef.session.json");
-    writeFileSync(removable, "{}");
-    utimesSync(removable, old, old);
+  test("a lease renewed by a later script of the run keeps the folder; each script renews by its own bound", () => {
+    const env = world();
+    const run = { id: randomHex(16) };
+    const folder = openRunFolder(env, run, MINUTE, now - 2 * MINUTE);
+    // A script with an hour's budget opens it: its lease holds the folder for that hour.
+    openRunFolder(env, run, 61 * MINUTE, now - MINUTE);
+    // A shorter one later does not shorten it.
+    openRunFolder(env, run, MINUTE, now - MINUTE);
+    expect(sweepRunFolders(env, () => undefined, now + 30 * MINUTE)).toBe(0);
+    expect(existsSync(folder)).toBe(true);
+    expect(sweepRunFolders(env, () => undefined, now + 61 * MINUTE)).toBe(1);
+  });
+
+  test("never follows a link named like a run folder, and touches no folder of another owner or open to others", () => {
+    const env = world();
+    const uid = process.getuid?.() ?? 0;
+    // Another user's link to a folder of ours that holds files that look like locks and temporaries.
+    const victim = mkdtempSync(path.join(tmpdir(), "victim-"));
+    for (const f of [".terraform.lock.hcl", "yarn.lock", "poetry.lock", "report.tmp", "lease"]) writeFileSync(path.join(victim, f), "x");
+    writeFileSync(path.join(victim, "lease"), "0");
+    symlinkSync(victim, path.join(env.TMPDIR!, `gpucloud-${uid}-${randomHex(16)}`));
+    // A folder of the name, open to others.
+    const open = path.join(env.TMPDIR!, `gpucloud-${uid}-${randomHex(16)}`);
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    writeFileSync(path.join(open, "lease"), "0");
+    writeFileSync(path.join(open, "x.walk.json"), "{}");
+    expect(sweepRunFolders(env, () => undefined, now)).toBe(0);
+    expect(readdirSync(victim).sort()).toEqual([".terraform.lock.hcl", "lease", "poetry.lock", "report.tmp", "yarn.lock"]);
+    expect(readdirSync(open).sort()).toEqual(["lease", "x.walk.json"]);
+  });
+
+  test("removes only regular files of this user: a link inside stays, and so does the folder, with one warning", () => {
+    const env = world();
+    const folder = openRunFolder(env, { id: randomHex(16) }, MINUTE, now - 2 * MINUTE);
+    const victim = mkdtempSync(path.join(tmpdir(), "victim-"));
+    writeFileSync(path.join(victim, "keep.lock"), "x");
+    symlinkSync(victim, path.join(folder, "linked"));
     const warn = jest.fn();
-    expect(sweepRunFolder(w.env, { cwd: w.cwd, workspace: "default", nonce: "x" }, warn)).toBe(1);
+    expect(sweepRunFolders(env, warn, now)).toBe(0);
+    expect(readdirSync(victim)).toEqual(["keep.lock"]);
+    expect(readdirSync(folder)).toEqual(["linked"]);
     expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn.mock.calls[0][0]).toMatch(/could not remove a spent file of an earlier terraform run .*going on/);
+    expect(warn.mock.calls[0][0]).toMatch(/could not remove a spent run folder .*going on/);
   });
 });

@@ -142,12 +142,12 @@ describe("synthesized scripts against the emulator", () => {
     const stackRead = external(first.config, PLAN_TIME_READ);
     const lookups = [lookupKey(stackRead, "flavors"), lookupKey(stackRead, "flavor-preference")];
     const ofLookup = (k: string) => lookups.some((l) => k.startsWith(`${l}.`));
-    expect(Object.keys(observed.result!).filter((k) => !k.startsWith(`${slot}.`) && !ofLookup(k))).toEqual(["run_nonce", "warnings"]);
+    expect(Object.keys(observed.result!).filter((k) => !k.startsWith(`${slot}.`) && !ofLookup(k))).toEqual(["ticket", "warnings"]);
     expect(observed.result!.warnings).toBe("");
     // The read after the writes runs the same program with the tokens' part of the query.
     const read = record(await runExternal(first.dir, external(first.config, "after-write"), env));
     // The same observation; the run's nonce is the plan-time read's alone (a read after the writes takes it, makes none).
-    expect(read.result).toEqual(Object.fromEntries(Object.entries(observed.result!).filter(([k]) => !ofLookup(k) && k !== "run_nonce")));
+    expect(read.result).toEqual(Object.fromEntries(Object.entries(observed.result!).filter(([k]) => !ofLookup(k) && k !== "ticket")));
 
     // Running the create side again writes nothing.
     emulator.resetStats();

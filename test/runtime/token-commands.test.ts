@@ -11,8 +11,9 @@ import path from "node:path";
 import { ApiClient } from "../../src/client/client";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { encodeRunTicket, PLANNED_ENV } from "../../src/protocol";
 import { accountDigest } from "../../src/runtime/account-identity";
-import { STALE_LOCK_MS } from "../../src/runtime/locks/lock-bounds";
+import { MIN_LEASE_MS } from "../../src/runtime/locks/lock-bounds";
 import { nameLockPath } from "../../src/runtime/locks/name-lock";
 import { stackRead } from "../../src/runtime/reads/stack-read";
 import { readAppliedRecord, writeAppliedRecord } from "../../src/runtime/records/applied-record";
@@ -57,7 +58,7 @@ describe("token provisioner commands", () => {
         GPUCLOUD_TOKEN_KEY: KEY,
         GPUCLOUD_TOKEN_WORKSPACE: "default",
         GPUCLOUD_TOKEN_PATH: "stack/ci",
-        GPUCLOUD_TOKEN_RUN: opts.runId,
+        GPUCLOUD_TOKEN_PLAN_TIME: opts.runId,
         ...opts.env,
       }),
     };
@@ -126,7 +127,7 @@ describe("token provisioner commands", () => {
     expect(readHandoff(cwd, "default", KEY, () => undefined)?.id).toBe(released.id);
     emulator.deleteToken(released.id);
     const log = await run(applyToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-b" } });
-    expect(log).toContain('the API token "gone-a" released by the replaced resource no longer exists; creating a new one');
+    expect(log).toContain('the API token "gone-a" released by the replaced resource no longer exists; a new one was created');
     expect(named("gone-a")).toEqual([expect.objectContaining({ id: sameName.id })]);
     expect(named("gone-b")).toHaveLength(1);
     expect(named("gone-b")[0].id).not.toBe(sameName.id);
@@ -149,7 +150,7 @@ describe("token provisioner commands", () => {
       workspace: "default",
       id: old.id,
       name: "claimed-a",
-      runId: "1@1",
+      planTime: "1@1",
       api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt: new Date().toISOString(),
       claimedBy: "1@1",
@@ -174,7 +175,7 @@ describe("token provisioner commands", () => {
       workspace: "default",
       id: old.id,
       name: "stale-claim-a",
-      runId: "1@1",
+      planTime: "1@1",
       api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt,
       claimedBy: "1@1",
@@ -229,7 +230,7 @@ describe("token provisioner commands", () => {
     await run(releaseToken, { cwd, runId: "8@8", env: { GPUCLOUD_TOKEN_NAME: "never-applied" } });
     expect(emulator.stats().requests).toBe(0);
     const byName = readHandoff(cwd, "default", KEY, () => undefined);
-    expect(byName).toMatchObject({ name: "never-applied", runId: "8@8" });
+    expect(byName).toMatchObject({ name: "never-applied", planTime: "8@8" });
     expect(byName?.id).toBeUndefined();
 
     await run(applyToken, { cwd, runId: "8@9", env: { GPUCLOUD_TOKEN_NAME: "applied-here" } });
@@ -255,7 +256,7 @@ describe("token provisioner commands", () => {
     await console.close();
     await run(releaseToken, { cwd, runId: "19@2", env: { GPUCLOUD_TOKEN_NAME: "console-a" } });
     const log = await run(applyToken, { cwd, runId: "19@2", env: { GPUCLOUD_TOKEN_NAME: "console-b" } });
-    expect(log).toContain('the API token "console-a" released by the replaced resource no longer exists; creating a new one');
+    expect(log).toContain('the API token "console-a" released by the replaced resource no longer exists; a new one was created');
     expect(emulator.tokens().find((t) => t.id === applied.id)?.name).toBe("console-renamed");
     expect(named("console-b")).toHaveLength(1);
   });
@@ -366,7 +367,7 @@ describe("token provisioner commands", () => {
     ).rejects.toThrow(/another provisioner in this folder is creating or adopting an API token named "stale-lock"/);
     expect(named("stale-lock")).toHaveLength(0);
 
-    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
     utimesSync(lockFile, old, old);
     const log = await run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "3" } });
     expect(log).toContain('created API token "stale-lock"');
@@ -390,7 +391,7 @@ describe("token provisioner commands", () => {
     const lockFile = nameLockPath(cwd, emulator.url, "long-budget");
     mkdirSync(path.dirname(lockFile), { recursive: true });
     writeFileSync(lockFile, `${process.pid}\n${hostname()}\n`);
-    const old = new Date(Date.now() - STALE_LOCK_MS - 60_000);
+    const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
     utimesSync(lockFile, old, old);
     // The holder (this process, alive) finishes a moment later.
     const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
@@ -402,6 +403,28 @@ describe("token provisioner commands", () => {
       });
       expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "long-budget"');
       expect(log).toContain('created API token "long-budget"');
+    } finally {
+      clearTimeout(release);
+    }
+  });
+
+  test("a lock whose holder's own lease has not ended is waited for, however old it is and whatever the waiter's budget", async () => {
+    const cwd = folder();
+    const lockFile = nameLockPath(cwd, emulator.url, "holder-lease");
+    mkdirSync(path.dirname(lockFile), { recursive: true });
+    // A holder on another host (its process cannot be asked) whose budget is an hour.
+    writeFileSync(lockFile, `12345\nanother-host\nnonce\n${Date.now() + 3600_000}\n`);
+    const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
+    utimesSync(lockFile, old, old);
+    const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
+    try {
+      const log = await run(applyToken, {
+        cwd,
+        runId: "17@17",
+        env: { GPUCLOUD_TOKEN_NAME: "holder-lease", GPUCLOUD_TIMEOUT_SECONDS: "3" },
+      });
+      expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "holder-lease"');
+      expect(log).toContain('created API token "holder-lease"');
     } finally {
       clearTimeout(release);
     }
@@ -452,7 +475,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
         GPUCLOUD_TOKEN_KEY: KEY,
         GPUCLOUD_TOKEN_WORKSPACE: "default",
         GPUCLOUD_TOKEN_PATH: "stack/ci",
-        GPUCLOUD_TOKEN_RUN: "2026-11-01T10:00:00Z",
+        GPUCLOUD_TOKEN_PLAN_TIME: "2026-11-01T10:00:00Z",
         ...opts.env,
       }),
     };
@@ -558,36 +581,45 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
     // Terraform killed meanwhile (Ctrl-C, a cancelled job): nothing here asks whether the run is
     // alive, so the write happens and the next apply finds the token by name.
     const cwd = folder();
-    await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-done", GPUCLOUD_TOKEN_RUN: "2026-11-01T10:00:00Z" } });
-    const retry = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-done", GPUCLOUD_TOKEN_RUN: "2026-11-01T10:05:00Z" } });
+    await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "orphan-done", GPUCLOUD_TOKEN_PLAN_TIME: "2026-11-01T10:00:00Z" } });
+    const retry = await run(applyToken, {
+      cwd,
+      env: { GPUCLOUD_TOKEN_NAME: "orphan-done", GPUCLOUD_TOKEN_PLAN_TIME: "2026-11-01T10:05:00Z" },
+    });
     expect(emulator.tokens().filter((t) => t.name === "orphan-done")).toHaveLength(1);
     expect(retry).toMatch(/API token "orphan-done" \(id \S+\) is up to date; no change/);
   });
 
-  test("a hand-off of this run's id that a later plan retired is not taken over (two runs within one second)", async () => {
+  test("a hand-off of this plan time released before the run's plan-time read is another run's (two runs within one second)", async () => {
     const cwd = folder();
-    const old = emulator.addToken({ name: "retired-a" });
-    const runId = "2026-11-01T10:00:00Z";
-    writeHandoff(cwd, {
+    const old = emulator.addToken({ name: "earlier-a" });
+    const planTime = "2026-11-01T10:00:00Z";
+    const handoff = {
       key: KEY,
       workspace: "default",
       id: old.id,
-      name: "retired-a",
-      runId,
+      name: "earlier-a",
+      planTime,
       api: accountDigest("GPUCLOUD_", emulator.url),
-      releasedAt: new Date().toISOString(),
-      retired: true,
-    });
-    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "retired-b", GPUCLOUD_TOKEN_RUN: runId } });
-    expect(applied).toContain('created API token "retired-b"');
-    expect(applied).toContain(`API token "retired-a" (id ${old.id}) was released by an earlier terraform run`);
-    expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("retired-a");
+    };
+    const readAt = Date.now();
+    const planned = `${encodeRunTicket({ id: "a".repeat(32), planTime, readAt })} `;
+    writeHandoff(cwd, { ...handoff, releasedAt: new Date(readAt - 1).toISOString() });
+    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "earlier-b", [PLANNED_ENV]: planned } });
+    expect(applied).toContain('created API token "earlier-b"');
+    expect(applied).toContain(`API token "earlier-a" (id ${old.id}) was released by an earlier terraform run`);
+    expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("earlier-a");
     expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
+
+    // Released after the read, in the same second: this run's, taken over.
+    writeHandoff(cwd, { ...handoff, name: "earlier-b", id: undefined, releasedAt: new Date(readAt + 1).toISOString() });
+    const renamed = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "earlier-c", [PLANNED_ENV]: planned } });
+    expect(renamed).toMatch(/renamed "earlier-b" to "earlier-c"/);
   });
 
   test("the destroy half never fails: triggers of an older state, damaged JSON, an API that cannot be reached", async () => {
     const cwd = folder();
-    // A state from before the key trigger: no key.
+    // Triggers without a key (an edited state).
     const noKey = await run(releaseToken, {
       cwd,
       env: { GPUCLOUD_TOKEN_TRIGGERS: JSON.stringify({ name: "old-state" }), GPUCLOUD_TOKEN_KEY: "" },
@@ -617,11 +649,11 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       workspace: "default",
       id: old.id,
       name: "norun-a",
-      runId: "",
+      planTime: "",
       api: accountDigest("GPUCLOUD_", emulator.url),
       releasedAt: new Date().toISOString(),
     });
-    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "norun-b", GPUCLOUD_TOKEN_RUN: "" } });
+    const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "norun-b", GPUCLOUD_TOKEN_PLAN_TIME: "" } });
     expect(applied).toContain('created API token "norun-b"');
     expect(applied).toContain(`API token "norun-a" (id ${old.id}) was released by an earlier terraform run`);
     expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("norun-a");

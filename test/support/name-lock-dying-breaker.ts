@@ -15,7 +15,7 @@ fs.rmSync = (target, options) => {
   return realRm(target, options);
 };
 
-withNameLock({ cwd, apiUrl, name, waitMs: 5_000, onWait: () => undefined }, async () => undefined).then(
+withNameLock({ cwd, apiUrl, name, waitMs: 5_000, leaseMs: 600_000, onWait: () => undefined }, async () => undefined).then(
   () => process.exit(0),
   (err: unknown) => {
     process.stderr.write(`${String(err)}\n`);

@@ -12,7 +12,7 @@ async function race(): Promise<void> {
   while (Date.now() < Number(startAtText)) {
     // spin: every contender leaves the mark at the same moment
   }
-  await withNameLock({ cwd, apiUrl, name, waitMs: 30_000, onWait: () => undefined }, async () => {
+  await withNameLock({ cwd, apiUrl, name, waitMs: 30_000, leaseMs: 600_000, onWait: () => undefined }, async () => {
     const entered = now();
     await new Promise((resolve) => setTimeout(resolve, Number(holdMsText)));
     appendFileSync(log, `${process.pid} ${entered} ${now()}\n`);

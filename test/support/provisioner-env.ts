@@ -1,11 +1,14 @@
-import { newRunNonce } from "../../src/runtime/run/run-folder";
+import { encodeRunTicket, PLANNED_ENV, TokenEnv } from "../../src/protocol";
+import { randomHex } from "../../src/runtime/io/crypto";
 
 /**
- * A token provisioner's environment as the ApiToken construct gives it, from a test's GPUCLOUD_TOKEN_RUN:
- * the destroy half reads the run's id from there, the create half from GPUCLOUD_TOKEN_PLANNED (a
- * nonce of its own that carries the run's id, and no planned id), unless the test sets that itself.
+ * A token provisioner's environment as the ApiToken construct gives it, from a test's
+ * GPUCLOUD_TOKEN_PLAN_TIME: the destroy half reads the plan time from there, the create half from
+ * GPUCLOUD_TOKEN_PLANNED (a ticket of its own that carries that plan time, and no planned id),
+ * unless the test sets that itself.
  */
 export function provisionerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  if (env.GPUCLOUD_TOKEN_PLANNED !== undefined) return env;
-  return { ...env, GPUCLOUD_TOKEN_PLANNED: `${newRunNonce(env.GPUCLOUD_TOKEN_RUN || undefined)} ` };
+  if (env[PLANNED_ENV] !== undefined) return env;
+  const ticket = encodeRunTicket({ id: randomHex(16), planTime: env[TokenEnv.PLAN_TIME] || undefined });
+  return { ...env, [PLANNED_ENV]: `${ticket} ` };
 }

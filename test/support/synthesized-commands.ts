@@ -5,7 +5,8 @@
  * both in the stack folder. This tests the scripts' side of each protocol; the real-Terraform
  * suites test the rest.
  */
-import { newRunNonce } from "../../src/runtime/run/run-folder";
+import { encodeRunTicket } from "../../src/protocol";
+import { randomHex } from "../../src/runtime/io/crypto";
 import { type Ran, runProcess } from "./processes";
 
 export type { Ran };
@@ -59,8 +60,8 @@ export function runLocalExec(
     if (fallback !== undefined) return fallback;
     throw new Error(`no self.triggers.${key} to resolve`);
   };
-  // One run per call: its own nonce (no files shared with another call), the same run id for hand-offs.
-  const nonce = newRunNonce(RUN);
+  // One run per call: its own ticket (no files shared with another call), the same plan time for hand-offs.
+  const ticket = encodeRunTicket({ id: randomHex(16), planTime: RUN });
   const resolved = Object.fromEntries(
     Object.entries(provisioner.environment ?? {}).map(([k, v]) => {
       if (v === "${terraform.workspace}") return [k, workspace];
@@ -75,11 +76,11 @@ export function runLocalExec(
       if (lookup) return [k, trigger(lookup[1], lookup[2])];
       const direct = /^\$\{self\.triggers\.([a-z_]+)\}$/.exec(v);
       if (direct) return [k, trigger(direct[1])];
-      // The run's id and nonce, and the plan-time read's id of the token (GPUCLOUD_TOKEN_PLANNED): from
+      // The run's plan time and ticket, and the plan-time read's id of the token (GPUCLOUD_TOKEN_PLANNED): from
       // `planned`, else "" (as when the read found none).
       const resolvedPlan = v
         .replace(/\$\{plantimestamp\(\)\}/g, () => RUN)
-        .replace(/\$\{local\.[\w-]+\["run_nonce"\]\}/g, () => nonce)
+        .replace(/\$\{local\.[\w-]+\["ticket"\]\}/g, () => ticket)
         .replace(/\$\{local\.[\w-]+\["t\d+\.id"\]\}/g, () => planned ?? "");
       return [k, unescapeTemplate(resolvedPlan)];
     }),

@@ -13,8 +13,8 @@ import { TerraformOutput, TerraformResource, type TerraformStack } from "cdktf";
 import { ApiToken, type ApiTokenProps, Flavors } from "../../src";
 import { md5HexOfUtf8 } from "../../src/client/md5";
 import { startEmulator } from "../../src/emulator";
-import { runFolderPath } from "../../src/runtime/run/run-folder";
 import { withoutNodeLineWarning } from "../support/processes";
+import { lapseLeases, runFilesIn } from "../support/run-folders";
 import { expectSteadyPlan } from "../support/steady-plan";
 import { describeWithTerraform, oneLine, outputChanges, resourceActions, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
@@ -308,12 +308,13 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     ).toThrow(/ApiToken "tokens\/two": name "same" is also the name of ApiToken "tokens\/one"/);
   });
 
-  test("an apply logs in twice per account (the plan, then all its scripts), whatever the number of tokens it writes; the session file is the run's, outside the stack folder, and gone at the next plan", async () => {
+  test("an apply logs in twice per account (the plan, then all its scripts), whatever the number of tokens it writes; the session file is the run's, outside the stack folder, and gone once the run's lease lapses", async () => {
     const p = new Project().synth((stack) => {
       for (let i = 0; i < 6; i++) new ApiToken(stack, `t${i}`, { name: `login-${i}`, description: "v1" });
     });
-    // A temp folder of this test's own: the run folder is `<TMPDIR>/gpucloud-<uid>`.
-    const runnerEnv = { ...env(), TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-identity-tmp-")) };
+    // A temp folder of this test's own: the run folders are `<TMPDIR>/gpucloud-<uid>-<ticket id>`.
+    const tmp = mkdtempSync(path.join(tmpdir(), "gpucloud-identity-tmp-"));
+    const runnerEnv = { ...env(), TMPDIR: tmp };
     const tf = await p.init(runnerEnv);
     fx.emulator.resetStats();
     await tf.apply({ check: true });
@@ -330,17 +331,22 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(applied.stdout).toContain("that this terraform run logged in with");
     // Nothing of the run in the stack folder (which pipelines cache and upload).
     expect(readdirSync(path.join(p.dir, ".gpucloud-handoff")).filter((f) => /session|walk/.test(f))).toEqual([]);
-    const folder = runFolderPath(runnerEnv);
-    const sessions = () => readdirSync(folder).filter((f) => f.endsWith(".session.json"));
-    // One file, of this run only, 0600 in a 0700 folder: what expires, nothing of the password.
-    expect(sessions()).toHaveLength(1);
-    expect(statSync(folder).mode & 0o777).toBe(0o700);
-    expect(statSync(path.join(folder, sessions()[0])).mode & 0o777).toBe(0o600);
-    const text = readFileSync(path.join(folder, sessions()[0]), "utf8");
-    expect(Object.keys(JSON.parse(text) as object).sort()).toEqual(["accessToken", "email", "refreshToken", "renewAt", "username"]);
-    for (const secret of [USER.password, md5HexOfUtf8(USER.password)]) expect(text).not.toContain(secret);
+    // One file per run, 0600 in the run's 0700 folder: what expires, nothing of the password.
+    const sessions = runFilesIn(tmp, ".session.json");
+    expect(sessions).toHaveLength(2);
+    for (const session of sessions) {
+      expect(statSync(path.dirname(session)).mode & 0o777).toBe(0o700);
+      expect(statSync(session).mode & 0o777).toBe(0o600);
+      const text = readFileSync(session, "utf8");
+      expect(Object.keys(JSON.parse(text) as object).sort()).toEqual(["accessToken", "email", "refreshToken", "renewAt", "username"]);
+      for (const secret of [USER.password, md5HexOfUtf8(USER.password)]) expect(text).not.toContain(secret);
+    }
+    // Live leases keep them through a plan; once the runs' leases lapse, the next plan removes them.
     await p.steady();
-    expect(sessions()).toEqual([]);
+    expect(runFilesIn(tmp, ".session.json")).toHaveLength(2);
+    lapseLeases(tmp);
+    await p.steady();
+    expect(runFilesIn(tmp, ".session.json")).toEqual([]);
   });
 
   test("a first apply walks the account twice (its plan, then once for all its scripts) plus a read after the writes; each create asks for the newest tokens only", async () => {

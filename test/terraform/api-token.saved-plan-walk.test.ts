@@ -5,14 +5,14 @@
  * token renamed to a managed name between plan and apply was not seen: a second token of that
  * name was created. Found in review of the change that let those reads use the run's walk.
  */
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { Resource } from "@cdktf/provider-null/lib/resource";
 
 import { ApiToken } from "../../src";
-import { runFolderPath } from "../../src/runtime/run/run-folder";
+import { runFilesIn } from "../support/run-folders";
 import type { SynthFolder } from "../support/synth-folder";
 import { describeWithTerraform } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
@@ -34,17 +34,18 @@ describeWithTerraform("a saved plan and the run's walk", () => {
   test("a token renamed to a managed name between plan and a saved plan's apply is adopted, not created a second time", async () => {
     const folder = fx.folder({ prefix: "gpucloud-saved-plan-" });
     // A temp folder of this test's own, so that the run folder holds this test's runs alone.
-    const env = fx.env({ TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-tmp-")) });
+    const tmp = mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-tmp-"));
+    const env = fx.env({ TMPDIR: tmp });
     const first = await fx.init(synth(folder, false), { env });
     await first.apply({ check: true });
     const someoneElses = fx.emulator.addToken({ name: "sp-someone-elses", createdAt: 1_600_000_000 });
 
     const tf = fx.runner(synth(folder, true), { env });
+    const walksBefore = runFilesIn(tmp, ".walk.json");
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(0);
-    const runFolder = runFolderPath(env);
-    const walks = existsSync(runFolder) ? readdirSync(runFolder).filter((f) => f.endsWith(".walk.json")) : [];
-    expect(walks).toEqual([]);
+    // The first apply's walk is its run's; the plan adds none.
+    expect(runFilesIn(tmp, ".walk.json")).toEqual(walksBefore);
 
     // Between the plan and its apply, someone renames their token to the name the plan creates.
     const client = fx.client();

@@ -7,21 +7,23 @@
  * the second is shared for real; each case asserts the API's state. docs/token-lifecycle.md ("Run
  * state") names them.
  */
-import { mkdirSync, mkdtempSync, readFileSync, utimesSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { TerraformOutput } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { runFolderPath } from "../../src/runtime/run/run-folder";
 import type { TestAccount } from "../support/api-credentials";
+import { lapseLeases, runFoldersIn } from "../support/run-folders";
 import type { SynthFolder } from "../support/synth-folder";
 import { describeWithTerraform, handoffFiles, oneLine, outputChanges, type PlanResult, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const STAGING = { username: "rs-staging-bot", password: "rs-staging-pw-41d2", account: "staging" };
 const PROD = { username: "rs-prod-bot", password: "rs-prod-pw-9e07", account: "prod" };
+// The API answers this user's login with another spelling of the name.
+const SPELLED = { username: "RS-Acme-Bot", password: "rs-acme-pw-0c3b", account: "acme", answersAs: "rs-acme-bot" };
 /** Attempts at putting two plans in one second. */
 const PLAN_ATTEMPTS = 20;
 
@@ -31,7 +33,7 @@ async function atSecondStart(): Promise<void> {
 }
 
 describeWithTerraform("run state under real Terraform: one run's files are its own", () => {
-  const fx = terraformFixture({ users: [STAGING, PROD] });
+  const fx = terraformFixture({ users: [STAGING, PROD, SPELLED] });
   const tokensOf = fx.tokensOf;
 
   /** One stack folder: an ApiToken, its id and the plan's timestamp as outputs. */
@@ -115,26 +117,75 @@ describeWithTerraform("run state under real Terraform: one run's files are its o
     expect((await outputs(tf)).tokenId).toBe(ours.id);
   });
 
-  test("a plan whose earlier runs' files cannot be removed succeeds, and its check block says which", async () => {
-    const env = { TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-sweep-tmp-")) };
+  test("a login the API answers with another spelling of the username: one login for all the apply's scripts", async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `rs-spelled-${i}`);
+    const dir = fx
+      .folder({ prefix: "gpucloud-run-state-spelled-" })
+      .synth((stack) => names.forEach((name, i) => new ApiToken(stack, `t${i}`, { name }))).dir;
+    const tf = runner(dir, SPELLED);
+    await tf.init({ check: true });
+    fx.emulator.resetStats();
+    const applied = await tf.apply({ check: true });
+    expect(applied.stdout).toContain("logged in as rs-acme-bot");
+    // The plan's read, then one login for the twelve create halves and the read after the writes.
+    expect(fx.emulator.stats().logins).toBe(2);
+    for (const name of names) expect(tokensOf("acme", name)).toHaveLength(1);
+  });
+
+  test("a plan of the same folder and workspace with -lock=false while an apply renames: the apply renames the same token", async () => {
+    const folder = fx.folder({ prefix: "gpucloud-run-state-nolock-" });
+    const tmp = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-nolock-tmp-"));
+    const tf = runner(synth(folder, "rs-nolock-a"), STAGING, { TMPDIR: tmp });
+    await tf.init({ check: true });
+    await tf.apply({ check: true });
+    const [ours] = tokensOf("staging", "rs-nolock-a");
+    // The apply's create halves wait at a gate (a `node` on PATH that waits, as a slow runner would),
+    // after the destroy half handed the token off; a plan runs meanwhile, without the state lock.
+    const gate = path.join(tmp, "open");
+    const bin = mkdtempSync(path.join(tmpdir(), "gpucloud-gated-node-"));
+    writeFileSync(
+      path.join(bin, "node"),
+      `#!/bin/sh\ncase "$*" in *token-apply*) while [ ! -e "${gate}" ]; do sleep 0.05; done;; esac\nexec "${process.execPath}" "$@"\n`,
+    );
+    chmodSync(path.join(bin, "node"), 0o755);
+    const gated = runner(synth(folder, "rs-nolock-b"), STAGING, { TMPDIR: tmp, PATH: `${bin}:${process.env.PATH}` });
+    const apply = (await gated.start("apply", ["-auto-approve"])).result;
+    for (let i = 0; handoffFiles(tf.dir).length === 0; i++) {
+      if (i > 1200) throw new Error(`no hand-off after 60 s: ${JSON.stringify(await Promise.race([apply, Promise.resolve("running")]))}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const plan = await tf.plan({ args: ["-lock=false"] });
+    writeFileSync(gate, "");
+    const applied = await apply;
+    expect(plan.exitCode).toBe(0);
+    expect(applied.stderr).toBe("");
+    expect(applied.exitCode).toBe(0);
+    expect(applied.stdout).toContain(`API token id ${ours.id}: renamed "rs-nolock-a" to "rs-nolock-b"`);
+    expect(applied.stdout).not.toContain("was released by an earlier terraform run");
+    expect(tokensOf("staging", "rs-nolock-b")).toEqual([expect.objectContaining({ id: ours.id })]);
+    expect(tokensOf("staging", "rs-nolock-a")).toEqual([]);
+  });
+
+  test("a plan whose spent run folders cannot be removed succeeds, and its check block says which", async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), "gpucloud-run-state-sweep-tmp-"));
+    const env = { TMPDIR: tmp };
     const tf = runner(synth(fx.folder({ prefix: "gpucloud-run-state-sweep-" }), "rs-sweep"), STAGING, env);
     await tf.init({ check: true });
     await tf.apply({ check: true });
-    // A spent walk of an earlier run that cannot be removed as a file (a folder under its name: for root too,
-    // as a file of another owner or on a read-only mount is for anyone else).
-    const stuck = path.join(runFolderPath(env), "0123456789abcdef-0123456789abcdef-0123456789abcdef.walk.json");
-    mkdirSync(path.join(stuck, "inside"), { recursive: true });
-    const old = new Date(Date.now() - 24 * 60 * 60_000);
-    utimesSync(stuck, old, old);
+    // A lapsed run folder that cannot be removed: a folder inside it (the sweep removes files only; for
+    // root too, as a file of another owner or on a read-only mount is for anyone else).
+    const [folder] = runFoldersIn(tmp);
+    mkdirSync(path.join(folder, "stuck", "inside"), { recursive: true });
+    lapseLeases(tmp);
     // (Not -detailed-exitcode: the plan_time output changes at every plan.)
     const plan = await tf.plan();
     expect(plan.stderr).toBe("");
     expect(plan.exitCode).toBe(0);
     expect(plan.plan?.resource_changes?.filter((c) => !c.change.actions.includes("no-op")) ?? []).toEqual([]);
-    expect(oneLine(plan.stdout)).toMatch(/could not remove a spent file of an earlier terraform run \(.*\.walk\.json: .*\); going on/);
+    expect(oneLine(plan.stdout)).toMatch(/could not remove a spent run folder \(.*gpucloud-\d+-[0-9a-f]+: .*\); going on/);
   });
 
-  /** The run id (plantimestamp()) of the failed run, from the hand-off its create half claimed before it failed. */
+  /** The plan time of the failed run, from the hand-off its create half claimed before it failed. */
   function claimedBy(stackDir: string): string {
     const [file] = handoffFiles(stackDir);
     expect(file).toBeDefined();

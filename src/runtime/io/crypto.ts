@@ -1,12 +1,17 @@
-import type { createHash as CreateHash } from "node:crypto";
+import type * as Crypto from "node:crypto";
 
-/**
- * sha-256 of a string as hex, with node:crypto loaded on first use: only the token provisioners
- * hash (hand-off and lock file names), and loading node:crypto at start-up would cost every other
- * run of the script, each read at plan time (docs/performance.md).
- */
-export function sha256Hex(text: string): string {
+/** node:crypto, loaded on first use: most script runs (a flavor lookup) need none of it. */
+function crypto(): typeof Crypto {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
-  const { createHash } = require("node:crypto") as { createHash: typeof CreateHash };
-  return createHash("sha256").update(text).digest("hex");
+  return require("node:crypto") as typeof Crypto;
+}
+
+/** sha-256 of a string as hex. */
+export function sha256Hex(text: string): string {
+  return crypto().createHash("sha256").update(text).digest("hex");
+}
+
+/** `bytes` random bytes as hex, from the system's secure random source: for names no one can guess. */
+export function randomHex(bytes: number): string {
+  return crypto().randomBytes(bytes).toString("hex");
 }

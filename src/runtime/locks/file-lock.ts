@@ -2,38 +2,43 @@ import { closeSync, linkSync, mkdirSync, openSync, rmSync, type Stats, statSync,
 import { hostname } from "node:os";
 import path from "node:path";
 
+import { sha256Hex } from "../io/crypto";
 import { readIfReadable } from "../io/private-file";
-import { sha256Hex } from "../io/sha256";
 
 /**
- * An exclusive lock on a file, for the scripts of one folder that Terraform runs side by side:
- * taken by creating the file with its holder in it, waited for with a bound, and broken when
- * its holder is known to be gone or when it is older than any live holder can be. The name lock
- * (./name-lock.ts) is this lock per token name; the run's login and walk (../run/) take it on
- * their files.
+ * An exclusive lock on a file, for the scripts Terraform runs side by side: taken by creating the
+ * file with its holder in it, waited for with a bound, and broken only when its holder is known to
+ * be gone or its lease, which the holder wrote into it by its own budget, has lapsed.
  */
 
-/**
- * What a lock file says about its holder: `<pid>\n<host>\n<nonce>\n`. The nonce makes every lock
- * taken a distinct one, so that a breaker can tell the stale lock it judged from a fresh lock of
- * the same process id that took its place.
- */
-function lockOwner(): string {
-  const nonce = `${Date.now().toString(36)}${process.hrtime.bigint().toString(36)}${Math.random().toString(36).slice(2)}`;
-  return `${process.pid}\n${hostname()}\n${nonce}\n`;
+/** What a lock file says: `<pid>\n<host>\n<nonce>\n<lease end, ms>\n`. The nonce makes every lock taken a distinct one. */
+function lockContent(leaseMs: number): string {
+  const nonce = `${process.hrtime.bigint().toString(36)}${Math.random().toString(36).slice(2)}`;
+  return `${process.pid}\n${hostname()}\n${nonce}\n${Date.now() + leaseMs}\n`;
 }
 
-/**
- * True when the lock file names a process of this host that no longer exists (killed by the
- * watchdog, by Ctrl-C, by a crash): its lock can be broken at once. A file from another host,
- * or one that names no holder (damaged), is judged by its age alone.
- */
-function holderIsGone(content: string): boolean {
-  const [pidText, host] = content.split("\n");
+interface Holder {
+  readonly pid?: number;
+  readonly host?: string;
+  readonly leaseEnd?: number;
+}
+
+function holderOf(content: string): Holder {
+  const [pidText, host, , leaseText] = content.split("\n");
   const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0 || host !== hostname()) return false;
+  const leaseEnd = Number(leaseText);
+  return {
+    pid: Number.isInteger(pid) && pid > 0 ? pid : undefined,
+    host: host || undefined,
+    leaseEnd: leaseText && Number.isFinite(leaseEnd) ? leaseEnd : undefined,
+  };
+}
+
+/** True when the holder names a process of this host that no longer exists (killed, crashed). */
+function holderIsGone(holder: Holder): boolean {
+  if (holder.pid === undefined || holder.host !== hostname()) return false;
   try {
-    process.kill(pid, 0);
+    process.kill(holder.pid, 0);
     return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH";
@@ -41,14 +46,14 @@ function holderIsGone(content: string): boolean {
 }
 
 /**
- * Takes the lock with its content already in it: the content goes to a file of this process,
- * which is then hard-linked to the lock's name (atomic, and refused when the name exists), so a
- * lock is never seen empty. Where the file system has no hard links, created exclusively, then
- * written. False when another holds the lock.
+ * Takes the lock with its content already in it: written to a file of this process, then
+ * hard-linked to the lock's name (atomic, refused when the name exists), so a lock is never seen
+ * empty. Where the file system has no hard links, created exclusively, then written. False when
+ * another holds it.
  */
-function takeLock(file: string, owner: string): boolean {
+function takeLock(file: string, content: string): boolean {
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  writeFileSync(tmp, owner, { mode: 0o600 });
+  writeFileSync(tmp, content, { mode: 0o600 });
   try {
     linkSync(tmp, file);
     return true;
@@ -62,7 +67,7 @@ function takeLock(file: string, owner: string): boolean {
   try {
     const fd = openSync(file, "wx", 0o600);
     try {
-      writeSync(fd, owner);
+      writeSync(fd, content);
     } finally {
       closeSync(fd);
     }
@@ -71,11 +76,6 @@ function takeLock(file: string, owner: string): boolean {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw err;
   }
-}
-
-/** Whether the lock seen may be broken: its holder is gone, or it is too old to have a live one. */
-function isStale(seen: SeenLock, staleAfterMs: number): boolean {
-  return Date.now() - seen.mtimeMs > staleAfterMs || holderIsGone(seen.content);
 }
 
 /** One lock as a waiter saw it: its content and the file's identity. */
@@ -93,18 +93,20 @@ function observeLock(file: string): SeenLock | undefined {
     return undefined;
   }
   // A file that exists but cannot be read names no holder: judged by its age (see isStale).
-  const content = readIfReadable(file) ?? "";
-  return { content, ino: stat.ino, mtimeMs: stat.mtimeMs };
+  return { content: readIfReadable(file) ?? "", ino: stat.ino, mtimeMs: stat.mtimeMs };
+}
+
+/** Whether the lock seen may be broken: its holder is gone, or its lease lapsed (a lock naming none: older than `leaseMs`). */
+function isStale(seen: SeenLock, leaseMs: number, now: number = Date.now()): boolean {
+  const holder = holderOf(seen.content);
+  return (holder.leaseEnd ?? seen.mtimeMs + leaseMs) < now || holderIsGone(holder);
 }
 
 function sameLock(a: SeenLock, b: SeenLock | undefined): boolean {
   return b !== undefined && a.content === b.content && a.ino === b.ino && a.mtimeMs === b.mtimeMs;
 }
 
-/**
- * A break marker older than this was left by a waiter that died while breaking (the break itself
- * takes microseconds): the next generation's marker may be taken.
- */
+/** A break marker older than this was left by a waiter that died while breaking (a break takes microseconds). */
 export const ABANDONED_BREAK_MS = 60_000;
 
 /** Generations of break markers tried for one lock before a waiter just waits. */
@@ -112,21 +114,10 @@ const MAX_BREAK_GENERATIONS = 8;
 
 /**
  * Removes the lock `seen`, judged stale, unless it has been replaced. Reading, comparing and
- * deleting is not atomic by itself: two waiters judge the same stale lock, the first deletes it
- * and takes a fresh one, the second deletes that fresh lock, and two holders run at
- * once. So only one waiter may break a given lock: the one that creates (O_EXCL) the break
- * marker named after that lock's identity (content with its nonce, inode, mtime). Holding it,
- * the waiter checks the file is still that lock, deletes it, then the marker. A later waiter
- * that still has the old lock in mind may take the marker again, but then finds another file
- * (or none) and deletes nothing: the old lock was deleted before its marker was.
- *
- * A waiter killed while holding the marker leaves it behind, with the stale lock. Deleting such
- * a marker would reopen the race (two waiters judge it abandoned; the first deletes it and takes
- * a new one, the second deletes that one and takes its own), so it is never deleted by another
- * waiter: instead, once it is abandoned (its process gone, or older than
- * {@link ABANDONED_BREAK_MS}), the marker of the next generation (`….break-<identity>.1`, `.2`…)
- * is the one to take, again with O_EXCL, so that still one waiter at a time breaks the lock.
- * The waiter that breaks it deletes the markers of every generation, once the lock is gone.
+ * deleting is not atomic, and two waiters that judge one stale lock must not both delete (the second
+ * would delete the fresh lock the first took). So only the waiter that creates (O_EXCL) the break
+ * marker named after that lock's identity breaks it. A marker whose waiter died is never deleted by
+ * another (that would reopen the race); the next generation's marker (`….1`, `.2`…) is taken instead.
  */
 function breakStaleLock(file: string, seen: SeenLock): boolean {
   const identity = sha256Hex(`${seen.content}\n${seen.ino}\n${seen.mtimeMs}`).slice(0, 24);
@@ -136,13 +127,12 @@ function breakStaleLock(file: string, seen: SeenLock): boolean {
     const marker = `${file}.break-${identity}${generation === 0 ? "" : `.${generation}`}`;
     markers.push(marker);
     if (takeMarker(marker)) break;
-    // Another waiter is breaking it, or one died doing so.
-    if (!markerAbandoned(marker)) return false;
+    if (!markerAbandoned(marker)) return false; // another waiter is breaking it
   }
   try {
     if (sameLock(seen, observeLock(file))) rmSync(file, { force: true });
   } finally {
-    // The lock judged stale no longer exists (deleted above, or replaced): its markers are spent.
+    // The lock judged stale is gone (deleted above, or replaced): its markers are spent.
     for (const marker of markers.reverse()) rmSync(marker, { force: true });
   }
   return true;
@@ -165,15 +155,11 @@ function takeMarker(marker: string): boolean {
   return true;
 }
 
-/**
- * True when the waiter that took this marker died: its process of this host is gone, or the
- * marker is older than {@link ABANDONED_BREAK_MS}. A marker that vanished meanwhile is not
- * abandoned: its breaker finished.
- */
+/** True when the waiter that took this marker died: its process of this host is gone, or the marker is old. */
 function markerAbandoned(marker: string): boolean {
-  const seenMarker = observeLock(marker);
-  if (seenMarker === undefined) return false;
-  return Date.now() - seenMarker.mtimeMs > ABANDONED_BREAK_MS || holderIsGone(seenMarker.content);
+  const seen = observeLock(marker);
+  if (seen === undefined) return false; // its breaker finished
+  return Date.now() - seen.mtimeMs > ABANDONED_BREAK_MS || holderIsGone(holderOf(seen.content));
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -182,7 +168,8 @@ export interface FileLockOptions {
   /** The folder messages name the lock file relative to. */
   readonly cwd: string;
   readonly waitMs: number;
-  readonly staleAfterMs: number;
+  /** This holder's lease (see leaseMs in ./lock-bounds.ts), written into the lock. */
+  readonly leaseMs: number;
   readonly onWait: (line: string) => void;
   /** What a holder is doing, for messages: `creating or adopting an API token named "ci"`. */
   readonly holder: string;
@@ -190,19 +177,18 @@ export interface FileLockOptions {
 
 /**
  * Runs `fn` holding the lock `file`; waits at most `waitMs` for another holder. A lock is broken
- * when its holder is known to be gone or when it is older than `staleAfterMs`.
+ * when its holder is known to be gone or its lease has lapsed.
  */
 export async function withFileLock<T>(file: string, opts: FileLockOptions, fn: () => Promise<T>): Promise<T> {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const owner = lockOwner();
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const content = lockContent(opts.leaseMs);
   const giveUpAt = Date.now() + opts.waitMs;
   let told = false;
   for (;;) {
-    if (takeLock(file, owner)) break;
+    if (takeLock(file, content)) break;
     const seen = observeLock(file);
     if (seen === undefined) continue; // released meanwhile
-    // Not broken: another waiter is breaking it: wait.
-    if (isStale(seen, opts.staleAfterMs) && breakStaleLock(file, seen)) continue;
+    if (isStale(seen, opts.leaseMs) && breakStaleLock(file, seen)) continue;
     if (Date.now() >= giveUpAt) {
       throw new Error(
         `another provisioner in this folder is ${opts.holder} (lock ${path.relative(opts.cwd, file)}); ` +
@@ -218,7 +204,7 @@ export async function withFileLock<T>(file: string, opts: FileLockOptions, fn: (
   try {
     return await fn();
   } finally {
-    // Ours only: a lock broken as stale meanwhile may now be another process's.
-    if (readIfReadable(file) === owner) rmSync(file, { force: true });
+    // Ours only: a lock broken meanwhile may now be another process's.
+    if (readIfReadable(file) === content) rmSync(file, { force: true });
   }
 }

@@ -2,12 +2,12 @@ import { runBudgetMsOrDefault } from "../../shared/config";
 
 /**
  * How long the scripts of one terraform run wait for each other's locks (a name, the run's walk,
- * its session) and when they treat one as left by a dead process. The bounds follow the run's time
- * budget: a live holder's lock must never be broken, or two creates of one name run at once.
+ * its session), and how long what a script holds (a lock, its run folder) lasts: its lease, by the
+ * script's own budget. A live holder's lease never lapses, so no one breaks its lock or sweeps its folder.
  */
 
-/** A lock older than this was left by a process that died, whatever the budget. */
-export const STALE_LOCK_MS = 10 * 60_000;
+/** The shortest lease: ten minutes. */
+export const MIN_LEASE_MS = 10 * 60_000;
 
 /** How long a script waits for another one holding a lock: its run's time budget (at most an hour). */
 export function lockWaitMs(env: NodeJS.ProcessEnv): number {
@@ -15,10 +15,9 @@ export function lockWaitMs(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * When a lock is certainly stale: a holder of the same run (same budget) is killed by its
- * watchdog 15 s after its budget, so a lock older than the budget plus a margin has no live
- * holder. Never less than STALE_LOCK_MS.
+ * A script's lease: its watchdog ends it 15 s after its budget, so past the budget plus a minute it
+ * holds nothing. Never less than MIN_LEASE_MS.
  */
-export function lockStaleAfterMs(env: NodeJS.ProcessEnv): number {
-  return Math.max(STALE_LOCK_MS, runBudgetMsOrDefault(env) + 60_000);
+export function leaseMs(env: NodeJS.ProcessEnv): number {
+  return Math.max(MIN_LEASE_MS, runBudgetMsOrDefault(env) + 60_000);
 }

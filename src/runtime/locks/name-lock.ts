@@ -2,9 +2,8 @@ import path from "node:path";
 
 import { DEFAULT_ENV_PREFIX, foldTokenName, HANDOFF_DIR } from "../../protocol";
 import { accountDigest } from "../account-identity";
-import { sha256Hex } from "../io/sha256";
+import { sha256Hex } from "../io/crypto";
 import { withFileLock } from "./file-lock";
-import { STALE_LOCK_MS } from "./lock-bounds";
 
 /**
  * An exclusive lock per token name (and API), held by a create half around "list, then create
@@ -35,8 +34,8 @@ export interface NameLockOptions {
   readonly name: string;
   /** How long to wait for another holder (see lockWaitMs in ./lock-bounds.ts). */
   readonly waitMs: number;
-  /** When a lock is certainly stale (see lockStaleAfterMs in ./lock-bounds.ts); default {@link STALE_LOCK_MS}. */
-  readonly staleAfterMs?: number;
+  /** This holder's lease (see leaseMs in ./lock-bounds.ts). */
+  readonly leaseMs: number;
   /** Says once that this script waits for another holder. */
   readonly onWait: (line: string) => void;
 }
@@ -49,7 +48,7 @@ export async function withNameLock<T>(opts: NameLockOptions, fn: () => Promise<T
     {
       cwd: opts.cwd,
       waitMs: opts.waitMs,
-      staleAfterMs: opts.staleAfterMs ?? STALE_LOCK_MS,
+      leaseMs: opts.leaseMs,
       onWait: opts.onWait,
       holder: `creating or adopting an API token named "${opts.name}"`,
     },

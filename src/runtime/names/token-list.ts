@@ -1,5 +1,5 @@
 import type { ApiClient } from "../../client/client";
-import { listAllTokens } from "../../client/pagination";
+import { listAllTokens, type TokensSinceMark } from "../../client/pagination";
 import type { TokenAttributes } from "../../protocol";
 import type { RuntimeContext } from "../../shared/context";
 
@@ -32,9 +32,23 @@ export function tokenAttributes(token: TokenView): TokenAttributes {
 /** The attributes of a token that is not there. */
 export const NO_TOKEN_ATTRIBUTES: TokenAttributes = { id: "", name: "", description: "", token: "", created_at: "", last_used: "" };
 
-/** One walk of the token list; every value learnt is hidden from the log from then on. */
-export async function allTokens(client: ApiClient, ctx: RuntimeContext): Promise<TokenView[]> {
+/** A walk of the account's whole token list; every value learnt is hidden from the log from then on. */
+export async function walkAllTokens(client: ApiClient, ctx: RuntimeContext): Promise<TokenView[]> {
   const tokens: TokenView[] = await listAllTokens(client);
   ctx.out.addSecrets(tokens.map((t) => t.token));
   return tokens;
+}
+
+/** Newest-first page size: what appeared since a mark usually fits in one request. */
+const NEWEST_PAGE = 50;
+
+/**
+ * The tokens created at or after `mark.createdAt`, newest first (the client's listTokensSince);
+ * undefined unless the read proves that order by listing `mark.ids` first. Every value learnt is
+ * hidden from the log from then on.
+ */
+export async function listNewestSince(client: ApiClient, ctx: RuntimeContext, mark: TokensSinceMark): Promise<TokenView[] | undefined> {
+  const found = await client.listTokensSince(mark, { pageSize: NEWEST_PAGE });
+  if (found !== undefined) ctx.out.addSecrets(found.map((t) => t.token));
+  return found;
 }

@@ -1,9 +1,8 @@
-import { rmSync } from "node:fs";
 import path from "node:path";
 
 import { HANDOFF_DIR } from "../../protocol";
+import { sha256Hex } from "../io/crypto";
 import { readIfReadable, writePrivateFile } from "../io/private-file";
-import { sha256Hex } from "../io/sha256";
 
 /*
  * The files of the hand-off folder that hold records (hand-offs, ./handoff.ts, and applied records,
@@ -28,7 +27,7 @@ export function writeRecord(file: string, record: object): void {
 
 /**
  * The record in `file`, or undefined. A file that cannot be read is taken as absent; one that is read
- * but holds no JSON object is damaged: it is warned about and removed.
+ * but holds no JSON object is damaged: it is warned about and ignored (the next write replaces it).
  */
 export function readRecord(file: string, cwd: string, warn: (line: string) => void): Record<string, unknown> | undefined {
   const text = readIfReadable(file);
@@ -39,7 +38,6 @@ export function readRecord(file: string, cwd: string, warn: (line: string) => vo
     return parsed as Record<string, unknown>;
   } catch {
     warn(`ignoring unreadable hand-off file ${path.relative(cwd, file)}`);
-    rmSync(file, { force: true });
     return undefined;
   }
 }

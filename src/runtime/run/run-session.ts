@@ -1,56 +1,54 @@
 import { GpuCloudError } from "../../client/errors";
 import type { Session, SessionStore } from "../../client/session";
+import type { RunTicket } from "../../protocol";
 import { errorMessage } from "../../shared/error-message";
+import type { AccountRef } from "../account-identity";
 import { readIfReadable, writePrivateFile } from "../io/private-file";
 import { withFileLock } from "../locks/file-lock";
-import { openRunFolder, type RunFileKey, runFilePath } from "./run-folder";
+import { openRunFolder, runFilePath } from "./run-folder";
 
 /**
- * One login per account for the scripts of one terraform run: the create halves, the reads after
- * the writes and the token-value read (the plan-time read keeps its own). Each is its own process,
- * so the session goes through a file of the run (see ./run-folder.ts), and a lock makes the scripts
- * that start together wait for the one that logs in, rather than all log in (APIs limit logins
- * per minute).
+ * One login per account for the scripts of one terraform run. Each is its own process, so the
+ * session goes through a file in the run's folder (./run-folder.ts), and a lock makes the scripts
+ * that start together wait for the one that logs in, rather than all log in (APIs limit logins).
  *
- * The file holds only what expires: the access and refresh tokens and when to renew them, as
- * plain JSON, mode 0600, in the user's 0700 run folder outside the stack folder, like the AWS
- * CLI's cache of SSO tokens. Nothing in it is derived from the password, so nothing in it helps
- * to guess one. The next plan of the scope removes it, and any plan once it has expired. With an
- * API token there is no login and no file. The store is best effort: a folder it cannot use means
- * a login of one's own.
+ * The file is a live credential: the access and refresh tokens (valid up to 2 hours) and when to
+ * renew them, as plain JSON, 0600 in the run's 0700 folder, like the AWS CLI's cache of SSO tokens.
+ * Nothing in it is derived from the password. It goes with the folder once the run's lease lapses.
+ * Its name holds the credential's identity, so only these credentials' scripts read it, whatever
+ * spelling of the username the API answers with. Best effort: a folder it cannot use costs a login.
  */
 
 export interface RunSessionOptions {
   readonly env: NodeJS.ProcessEnv;
-  /** How long a script waits for another that is logging in (its run budget). */
+  /** How long a script waits for another that is logging in (its budget). */
   readonly waitMs: number;
-  /** When a lock is certainly stale (see withFileLock). */
-  readonly staleAfterMs: number;
+  /** This script's lease (see leaseMs). */
+  readonly leaseMs: number;
   readonly onWait: (line: string) => void;
   /** Says that the folder could not be used and this script logs in on its own. */
   readonly warn: (line: string) => void;
 }
 
-/** The store of one run's session on one account (`key`). */
-export function runSessionStore(key: RunFileKey, opts: RunSessionOptions): SessionStore {
+/** The store of one run's session on one account. */
+export function runSessionStore(ticket: RunTicket, account: AccountRef, opts: RunSessionOptions): SessionStore {
   return {
-    async share(login, { username, now, deadline, rejected }) {
-      const usable = (s: Session | undefined): s is Session =>
-        s !== undefined && s.username === username && now() < s.renewAt && s.accessToken !== rejected;
+    async share(login, { now, deadline, rejected }) {
+      const usable = (s: Session | undefined): s is Session => s !== undefined && now() < s.renewAt && s.accessToken !== rejected;
       let fresh: Session | undefined;
       try {
-        const file = runFilePath(openRunFolder(opts.env), key, "session");
+        const folder = openRunFolder(opts.env, ticket, opts.leaseMs);
+        const file = runFilePath(folder, account, "session");
         const stored = readSession(file);
         if (usable(stored)) return { session: stored, reused: true };
-        const waitMs = Math.max(0, Math.min(opts.waitMs, deadline - now()));
         return await withFileLock(
           `${file}.lock`,
           {
-            cwd: key.cwd,
-            waitMs,
-            staleAfterMs: opts.staleAfterMs,
+            cwd: folder,
+            waitMs: Math.max(0, Math.min(opts.waitMs, deadline - now())),
+            leaseMs: opts.leaseMs,
             onWait: opts.onWait,
-            holder: `logging in as ${username} for this terraform run`,
+            holder: `logging in as ${account.identity} for this terraform run`,
           },
           async () => {
             const meanwhile = readSession(file);

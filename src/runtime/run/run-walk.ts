@@ -3,32 +3,23 @@ import { readFileSync, rmSync } from "node:fs";
 import type { ApiClient } from "../../client/client";
 import { GpuCloudError } from "../../client/errors";
 import type { TokensSinceMark } from "../../client/pagination";
-import type { RunRef, RuntimeContext } from "../../shared/context";
+import type { RunTicket } from "../../protocol";
+import type { RuntimeContext } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import type { AccountRef } from "../account-identity";
 import { writePrivateFile } from "../io/private-file";
 import { withFileLock } from "../locks/file-lock";
-import { lockStaleAfterMs, lockWaitMs } from "../locks/lock-bounds";
-import { allTokens, type TokenView } from "../names/token-list";
+import { leaseMs, lockWaitMs } from "../locks/lock-bounds";
+import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
 import { openRunFolder, runFilePath } from "./run-folder";
 
 /**
- * The token list as the provisioners of one apply see it (issue 24). Each provisioner is its own
- * process and used to walk the whole account, twice for a create: on an account of thousands of
- * tokens, that is where an apply's requests went. Now the first provisioner of the run that needs
- * the list walks it once, under a lock, and keeps the walk in a file of the run (./run-folder.ts:
- * no other run, workspace or account can arrive at its name); each one then
- * asks only for what appeared since, newest first (usually one page), and records its own writes
- * there, so that a provisioner that takes a name after another one wrote it sees that write.
- *
- * The file holds ids, names, descriptions and creation times: never a token's value (a token
- * taken from it has `token` ""; no provisioner needs another token's value). Another party's
- * rename or revocation during the apply is not seen: a write to a revoked token fails and the
- * next apply converges; a create is still checked by name against what appeared since.
+ * The token list as the scripts of one apply share it. The first create half that needs the list
+ * walks the whole account; the walk goes into a file of the run's folder (./run-folder.ts), and
+ * each later one asks only for what appeared since, newest first (usually one request). Each
+ * records its own write there, since a rename changes no creation time and would not appear among
+ * the newest. The file holds ids, names, descriptions and creation times, never a token's value.
  */
-
-/** Newest-first page size: a create usually finds what appeared since in one request. */
-const NEWEST_PAGE = 50;
 
 interface Walked {
   readonly id: string;
@@ -38,14 +29,11 @@ interface Walked {
 }
 
 interface WalkFile {
-  readonly run: string;
   /**
-   * The mark: what appeared since is asked from here, `>=` so that tokens created in the mark's
-   * second after it was taken are read again rather than missed. First the newest created_at of
-   * the walk; then moved forward by each complete newest-first read (see mergeNewest). Never by
-   * the writes recorded here: their creation times would hide tokens others created between the
-   * last read and those writes. The tokens of the file at or after the mark (those at it, and
-   * this run's creates) are what a newest-first read must list to prove its order.
+   * The mark: newer tokens are asked for from here, `>=`, so that tokens created in the mark's own
+   * second are read again rather than missed. First the walk's newest created_at, then moved forward
+   * by each complete newest-first read; never by this run's writes, whose creation times would hide
+   * tokens others created before them.
    */
   readonly since: number;
   /** The newest created_at of the walk itself: every token this run created is at or after it. */
@@ -53,196 +41,181 @@ interface WalkFile {
   readonly tokens: readonly Walked[];
 }
 
-/** What a provisioner lists: the tokens, and the created_at from which newer ones were asked for. */
-export interface RunTokens {
+/** What a create half reads before it decides: the tokens, and the created_at up to which they are complete. */
+export interface LatestTokens {
   readonly tokens: TokenView[];
   readonly since: number;
 }
 
+/** A decision and the one token it wrote, if any, which the run's walk then records. */
+export interface Decided<T> {
+  readonly result: T;
+  readonly wrote?: TokenView;
+}
+
 const walked = (t: TokenView): Walked => ({ id: t.id, name: t.name, description: t.description, created_at: t.created_at });
 const asView = (t: Walked): TokenView => ({ ...t, token: "" });
-
-/** The run's walk file for `account`; throws when the run folder cannot be used. */
-function walkPath(ctx: RuntimeContext, account: AccountRef, run: RunRef): string {
-  return runFilePath(openRunFolder(ctx.env), { cwd: ctx.cwd, ...run, ...account }, "walk");
-}
-
-function readWalk(file: string, run: RunRef): WalkFile | undefined {
-  try {
-    const parsed = JSON.parse(readFileSync(file, "utf8")) as WalkFile;
-    const marks = typeof parsed.since === "number" && typeof parsed.walked === "number";
-    return parsed.run === run.nonce && Array.isArray(parsed.tokens) && marks ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 const newestOf = (tokens: readonly { created_at: number }[]): number => tokens.reduce((m, t) => Math.max(m, t.created_at), 0);
 
-/** A newest-first read from `from`, with the ids that prove its order: the walk's tokens known at or after it. */
+/** A newest-first read from `from`, with the ids that prove its order: the walk's tokens at or after it. */
 const markOf = (walk: WalkFile, from: number): TokensSinceMark => ({
   createdAt: from,
   ids: walk.tokens.filter((t) => t.created_at >= from).map((t) => t.id),
 });
 
-/** An error of the folder (a lock, a file), as opposed to the API's: the walk is then done without the file. */
-const isFolderError = (err: unknown): boolean => !(err instanceof GpuCloudError);
-
-function lockOf(ctx: RuntimeContext) {
-  return {
-    cwd: ctx.cwd,
-    waitMs: lockWaitMs(ctx.env),
-    staleAfterMs: lockStaleAfterMs(ctx.env),
-    onWait: ctx.out.info,
-    holder: "listing the API tokens for this terraform run",
-  };
-}
-
-/**
- * The account's tokens for a provisioner (see above): the run's walk plus what appeared since;
- * a walk of its own outside a run, or where the server does not list newest first.
- */
-export async function runTokens(ctx: RuntimeContext, client: ApiClient, account: AccountRef): Promise<RunTokens> {
-  const own = async (): Promise<RunTokens> => {
-    const tokens = await allTokens(client, ctx);
-    return { tokens, since: newestOf(tokens) };
-  };
-  const run = ctx.run;
-  if (run === undefined) return own();
-  let walk: WalkFile | undefined;
-  let fresh: TokenView[] | undefined;
-  let file: string;
-  try {
-    file = walkPath(ctx, account, run);
-    const walkFile = file;
-    walk = readWalk(walkFile, run);
-    walk ??= await withFileLock(`${walkFile}.lock`, lockOf(ctx), async () => {
-      const meanwhile = readWalk(walkFile, run);
-      if (meanwhile) return meanwhile;
-      fresh = await allTokens(client, ctx);
-      const taken: WalkFile = { run: run.nonce, since: newestOf(fresh), walked: newestOf(fresh), tokens: fresh.map(walked) };
-      writePrivateFile(walkFile, JSON.stringify(taken));
-      return taken;
-    });
-  } catch (err) {
-    if (!isFolderError(err)) throw err;
-    ctx.out.warn(`could not share this run's walk of the API tokens (${errorMessage(err)}); walking them for this provisioner alone`);
-    return fresh ? { tokens: fresh, since: newestOf(fresh) } : own();
-  }
-  if (fresh) return { tokens: fresh, since: walk.since };
-  const tokens = await withNewest(ctx, client, walk, walk.since);
-  if (tokens === undefined) return own();
-  await mergeNewest(ctx, file, run, tokens.read);
-  return { tokens: tokens.all, since: Math.max(walk.since, newestOf(tokens.read)) };
-}
-
-/**
- * The walk's tokens with those listed from `from`, newest first (`all`: a listed token replaces
- * its walked entry and carries its value), and that read. Undefined when the read does not prove
- * that the server lists newest first.
- */
-async function withNewest(
-  ctx: RuntimeContext,
-  client: ApiClient,
-  walk: WalkFile,
-  from: number,
-): Promise<{ all: TokenView[]; read: TokenView[] } | undefined> {
-  const read = await newestSince(client, ctx, markOf(walk, from));
-  if (read === undefined) return undefined;
+/** The walk's tokens with `read` laid over them (a listed token carries its value). */
+function overlay(walk: WalkFile, read: readonly TokenView[]): TokenView[] {
   const byId = new Map<string, TokenView>(walk.tokens.map((t) => [t.id, asView(t)]));
   for (const t of read) byId.set(t.id, t);
-  return { all: [...byId.values()], read };
+  return [...byId.values()];
 }
 
-/**
- * Merges a complete, order-proven newest-first read into the run's walk, under its lock: tokens
- * it did not hold are added (held ones stay, this run's recorded writes among them), and the mark
- * moves to the read's newest created_at. Unlike a write's creation time, that is safe: the read
- * listed every token from the old mark down from the front of the list, so every token older than
- * its newest is in the walk now; one created after its first page was created later than that
- * newest, or in the same second, which `>=` reads again. Walks meanwhile only grow, so the larger
- * of two marks holds for their union. Best effort: without the merge the next read starts earlier.
- */
-async function mergeNewest(ctx: RuntimeContext, file: string, run: RunRef, read: readonly TokenView[]): Promise<void> {
+/** `tokens` with `wrote` in place of its earlier entry. */
+const withWrite = (tokens: readonly Walked[], wrote: TokenView | undefined): Walked[] =>
+  wrote === undefined ? [...tokens] : [...tokens.filter((t) => t.id !== wrote.id), walked(wrote)];
+
+function readWalk(file: string): WalkFile | undefined {
   try {
-    await withFileLock(`${file}.lock`, lockOf(ctx), async () => {
-      const walk = readWalk(file, run);
-      if (walk === undefined) return;
-      const held = new Set(walk.tokens.map((t) => t.id));
-      const added = read.filter((t) => !held.has(t.id)).map(walked);
-      const since = Math.max(walk.since, newestOf(read));
-      if (added.length > 0 || since !== walk.since)
-        writePrivateFile(file, JSON.stringify({ ...walk, since, tokens: [...walk.tokens, ...added] }));
-    });
-  } catch (err) {
-    if (!isFolderError(err)) throw err;
-    ctx.out.warn(`could not add the newest API tokens to this run's walk (${errorMessage(err)}); the next look reads from its older mark`);
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as WalkFile;
+    return typeof parsed.since === "number" && typeof parsed.walked === "number" && Array.isArray(parsed.tokens) ? parsed : undefined;
+  } catch {
+    return undefined;
   }
 }
 
+/** The run's walk file for `account`; throws when the run's folder cannot be used. */
+function walkPath(ctx: RuntimeContext, ticket: RunTicket, account: AccountRef): string {
+  return runFilePath(openRunFolder(ctx.env, ticket, leaseMs(ctx.env)), account, "walk");
+}
+
+function withWalkLock<T>(ctx: RuntimeContext, file: string, fn: () => Promise<T>): Promise<T> {
+  return withFileLock(
+    `${file}.lock`,
+    {
+      cwd: ctx.cwd,
+      waitMs: lockWaitMs(ctx.env),
+      leaseMs: leaseMs(ctx.env),
+      onWait: ctx.out.info,
+      holder: "listing the API tokens for this terraform run",
+    },
+    fn,
+  );
+}
+
+/** An error of the folder (a lock, a file), as opposed to the API's or a decision's. */
+const isFolderError = (err: unknown): boolean => !(err instanceof GpuCloudError);
+
 /**
- * For the stack's read after the writes: the run's walk plus what appeared since, only when a
- * provisioner of this run took the walk; undefined otherwise, and never a walk file of its own.
- * That read may run at plan time (a group without writes whose read has an instance), and a walk
- * taken then would be used by the apply's provisioners, a saved plan's hours later, blind to the
- * renames made meanwhile. It wants the values of the tokens this run created, which the walk does
- * not keep: it reads from the walk's mark, or from the oldest creation time among the tokens of
- * this run that `needed` picks (those whose values its constructs take) when that is older.
+ * Runs `decide` (which writes at most one token) on the account's tokens as they are right now: the
+ * read that shows a name free is the last thing before the write, with no lock wait or file write
+ * between. Then records the write (and what the read found) in the run's walk. The tokens are the
+ * run's walk plus a newest-first read; a walk of the whole account for the first script of the run
+ * (which keeps the walk's lock until it has written, so the others wait for a walk that holds its
+ * write), outside a run, where the run's folder cannot be used, or where the server does not prove
+ * that it lists newest first.
  */
-export async function takenRunTokens(
+export async function withLatestTokens<T>(
   ctx: RuntimeContext,
   client: ApiClient,
   account: AccountRef,
-  needed: (tokens: readonly TokenView[]) => readonly TokenView[] = () => [],
+  decide: (latest: LatestTokens) => Promise<Decided<T>>,
+): Promise<T> {
+  let deciding = false;
+  const walkAndDecide = async () => {
+    const tokens = await walkAllTokens(client, ctx);
+    deciding = true;
+    return { tokens, decided: await decide({ tokens, since: newestOf(tokens) }) };
+  };
+  const ticket = ctx.ticket;
+  if (ticket === undefined) return (await walkAndDecide()).decided.result;
+  let file: string;
+  let walk: WalkFile | undefined;
+  let decided: Decided<T> | undefined;
+  try {
+    file = walkPath(ctx, ticket, account);
+    walk = readWalk(file);
+    if (walk === undefined) {
+      const walkFile = file;
+      walk = await withWalkLock(ctx, walkFile, async () => {
+        const meanwhile = readWalk(walkFile);
+        if (meanwhile) return meanwhile;
+        const first = await walkAndDecide();
+        decided = first.decided;
+        const newest = newestOf(first.tokens);
+        const tokens = withWrite(first.tokens.map(walked), decided.wrote);
+        try {
+          writePrivateFile(walkFile, JSON.stringify({ since: newest, walked: newest, tokens }));
+        } catch (err) {
+          ctx.out.warn(`could not keep this run's walk of the API tokens (${errorMessage(err)}); the next look is a full one`);
+        }
+        return undefined;
+      });
+    }
+  } catch (err) {
+    // Once `decide` has started, its outcome stands: never a second decision (nor a second write).
+    if (deciding || !isFolderError(err)) throw err;
+    ctx.out.warn(`could not share this run's walk of the API tokens (${errorMessage(err)}); walking them for this provisioner alone`);
+    return (await walkAndDecide()).decided.result;
+  }
+  if (decided !== undefined) return decided.result;
+  if (walk === undefined) throw new Error("unreachable: the walk's lock released without a walk");
+  const read = await listNewestSince(client, ctx, markOf(walk, walk.since));
+  if (read === undefined) {
+    const own = await walkAndDecide();
+    await recordInWalk(ctx, file, [], own.decided.wrote);
+    return own.decided.result;
+  }
+  const latest = await decide({ tokens: overlay(walk, read), since: Math.max(walk.since, newestOf(read)) });
+  await recordInWalk(ctx, file, read, latest.wrote);
+  return latest.result;
+}
+
+/**
+ * Adds a complete, order-proven newest-first read and this script's write to the run's walk, under
+ * its lock, and moves the mark to the read's newest created_at: the read listed every token from the
+ * old mark down, so every older one is in the walk now. Where it cannot, the walk is removed, so
+ * that the next look is a full one (a rename recorded nowhere would be missed).
+ */
+async function recordInWalk(ctx: RuntimeContext, file: string, read: readonly TokenView[], wrote: TokenView | undefined): Promise<void> {
+  if (read.length === 0 && wrote === undefined) return;
+  try {
+    await withWalkLock(ctx, file, async () => {
+      const walk = readWalk(file);
+      if (walk === undefined) return;
+      const held = new Set(walk.tokens.map((t) => t.id));
+      const tokens = withWrite([...walk.tokens, ...read.filter((t) => !held.has(t.id)).map(walked)], wrote);
+      writePrivateFile(file, JSON.stringify({ ...walk, since: Math.max(walk.since, newestOf(read)), tokens }));
+    });
+  } catch (err) {
+    ctx.out.warn(`could not record in this run's walk (${errorMessage(err)}); removing it, so the next look is a full one`);
+    rmSync(file, { force: true });
+  }
+}
+
+/**
+ * For the stack's read after the writes: the run's walk plus what appeared since; undefined when no
+ * create half of the run took a walk (this never walks: a read that runs at plan time must not leave
+ * a walk for the apply). It wants the values of the tokens this run created, which the walk does not
+ * keep: it reads from the walk's mark, or from the oldest creation time among this run's tokens that
+ * `needed` picks, when that is older.
+ */
+export async function tokensSinceRunWalk(
+  ctx: RuntimeContext,
+  client: ApiClient,
+  account: AccountRef,
+  needed: (tokens: readonly TokenView[]) => readonly TokenView[],
 ): Promise<TokenView[] | undefined> {
-  const run = ctx.run;
-  if (run === undefined) return undefined;
+  const ticket = ctx.ticket;
+  if (ticket === undefined) return undefined;
   let walk: WalkFile | undefined;
   try {
-    walk = readWalk(walkPath(ctx, account, run), run);
+    walk = readWalk(walkPath(ctx, ticket, account));
   } catch {
     return undefined; // no run folder: no walk of the run to take
   }
   if (walk === undefined) return undefined;
   const created = needed(walk.tokens.map(asView)).filter((t) => t.created_at >= walk.walked);
   const from = Math.min(walk.since, ...created.map((t) => t.created_at));
-  return (await withNewest(ctx, client, walk, from))?.all;
-}
-
-/**
- * The tokens created at or after `mark.createdAt` (the API's created_at), newest first (the
- * client's listTokensSince: overlapping pages, read again when the list shifts); undefined unless
- * the read proves that order by listing `mark.ids` first. Every value learnt is hidden from the
- * log from then on.
- */
-export async function newestSince(client: ApiClient, ctx: RuntimeContext, mark: TokensSinceMark): Promise<TokenView[] | undefined> {
-  const found = await client.listTokensSince(mark, { pageSize: NEWEST_PAGE });
-  if (found !== undefined) ctx.out.addSecrets(found.map((t) => t.token));
-  return found;
-}
-
-/**
- * Records a token this provisioner created or wrote in the run's walk, before its name lock is
- * released: a provisioner that takes that name next must see it (a rename changes no created_at,
- * so it would not appear among the newest).
- */
-export async function recordRunWrite(ctx: RuntimeContext, account: AccountRef, token: TokenView): Promise<void> {
-  const run = ctx.run;
-  if (run === undefined) return;
-  let file: string | undefined;
-  try {
-    file = walkPath(ctx, account, run);
-    const walkFile = file;
-    await withFileLock(`${walkFile}.lock`, lockOf(ctx), async () => {
-      const walk = readWalk(walkFile, run);
-      if (walk === undefined) return;
-      writePrivateFile(walkFile, JSON.stringify({ ...walk, tokens: [...walk.tokens.filter((t) => t.id !== token.id), walked(token)] }));
-    });
-  } catch (err) {
-    // The write itself succeeded; a later create of this name in this run walks the API instead.
-    ctx.out.warn(
-      `could not record API token ${token.id} in this run's walk (${errorMessage(err)}); removing the walk, so the next look is a full one`,
-    );
-    if (file !== undefined) rmSync(file, { force: true });
-  }
+  const read = await listNewestSince(client, ctx, markOf(walk, from));
+  return read === undefined ? undefined : overlay(walk, read);
 }

@@ -1,15 +1,15 @@
+import type { RunTicket } from "../../protocol";
 import type { RuntimeContext } from "../../shared/context";
-import { type Handoff, readHandoff, removeHandoff, writeHandoff } from "../records/handoff";
+import { type Handoff, readHandoff, releasedInRun, removeHandoff, writeHandoff } from "../records/handoff";
 import { accountDigestOf, accountLabel, constructLabel, type TokenScope } from "./token-scope";
 
 /**
  * The hand-off this create half may follow, or undefined. Only two kinds are followed: one
- * released earlier in this same terraform run (the destroy half of this replacement: same run
- * id, not retired by a later run's plan), and one that a create half already claimed for this
- * very name (a rename whose write failed, retried by a later run). Any other is dropped with a
- * warning when following it would have renamed.
+ * released in this same terraform run (the destroy half of this replacement, see releasedInRun),
+ * and one that a create half already claimed for this very name (a rename whose write failed,
+ * retried by a later run). Any other is dropped with a warning when following it would have renamed.
  */
-export function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, runId: string | undefined): Handoff | undefined {
+export function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, ticket: RunTicket | undefined): Handoff | undefined {
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
   if (handoff.api !== accountDigestOf(scope, ctx.env)) {
@@ -24,9 +24,9 @@ export function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string
     );
     return undefined;
   }
-  if (handoff.claimedBy === undefined && !handoff.retired && runId !== undefined && handoff.runId === runId) {
+  if (handoff.claimedBy === undefined && releasedInRun(handoff, ticket)) {
     // Claimed before anything is written, so that a failure below leaves a record the retry honours.
-    const claimed: Handoff = { ...handoff, claimedBy: runId, targetName: name };
+    const claimed: Handoff = { ...handoff, claimedBy: handoff.planTime, targetName: name };
     writeHandoff(ctx.cwd, claimed);
     return claimed;
   }

@@ -1,59 +1,49 @@
 import { wasAdoptedAfterLostResponse } from "../../client/ambiguous-create";
 import type { ApiClient } from "../../client/client";
-import { foldTokenName, TokenEnv } from "../../protocol";
+import { decodePlanned, foldTokenName, type Planned, PLANNED_ENV, TokenEnv } from "../../protocol";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import { type AccountRef, accountRefIn } from "../account-identity";
-import { lockStaleAfterMs, lockWaitMs } from "../locks/lock-bounds";
+import { leaseMs, lockWaitMs } from "../locks/lock-bounds";
 import { withNameLock } from "../locks/name-lock";
 import { parsePreviousNames, requireName } from "../names/name-input";
 import { tokensNamed } from "../names/name-match";
-import { duplicatesWarning, pickByName, pickByPreviousNames } from "../names/name-pick";
-import { allTokens, type TokenView } from "../names/token-list";
+import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
 import { type AppliedRecord, readAppliedRecord, writeAppliedRecord } from "../records/applied-record";
 import { type Handoff, removeHandoff } from "../records/handoff";
-import { newestSince, recordRunWrite, runTokens } from "../run/run-walk";
+import { type Decided, type LatestTokens, withLatestTokens } from "../run/run-walk";
 import { takeHandoff } from "./handoff-takeover";
-import {
-  accountDigestOf,
-  accountLabel,
-  apiUrlOf,
-  constructLabel,
-  type Planned,
-  plannedOf,
-  runOf,
-  type TokenScope,
-  tokenScope,
-  withTriggerEnv,
-} from "./token-scope";
+import { accountDigestOf, accountLabel, apiUrlOf, constructLabel, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
+import { findTarget, oldTokenLeftBehind, type Target, type Wanted } from "./token-target";
 
 /**
  * Creation-time provisioner: make the API hold exactly one token with the configured name and
- * description, writing only what differs. Precedence: the token handed over by the resource this
- * one replaces in the same run (a rename or update), else a token that already has the name
- * (adoption), else a token with one of the previous names (an explicit rename), else a new one.
+ * description, writing only what differs (see findTarget for which token). The read that decides
+ * is the last thing before the write (see withLatestTokens), under the lock of the name.
  */
 export async function applyToken(input: RuntimeContext): Promise<void> {
   const apply = applyRequest(input);
-  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned.handoffRun);
+  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned.ticket);
   const lastApplied = appliedOnThisAccount(apply.ctx, apply.scope, apply.api, apply.name);
-  const managedId = await underNameLock(apply, (client) => applyUnderLock(apply, client, handoff, lastApplied));
+  const managedId = await underNameLock(apply, async (client) => {
+    const written = await withLatestTokens(apply.ctx, client, apply.account, (latest) =>
+      writeOnce(apply, client, latest, handoff, lastApplied),
+    );
+    await afterTheWrite(apply, client, written, handoff, lastApplied);
+    return written.token.id;
+  });
   recordApplied(apply, managedId, handoff);
 }
 
 /** What this create half is asked for, from its environment with the resource's triggers spread in. */
-interface ApplyRequest {
+interface ApplyRequest extends Wanted {
   readonly ctx: RuntimeContext;
   readonly scope: TokenScope;
-  readonly name: string;
   /** Undefined when the construct does not manage the description: the token's own is kept. */
   readonly description: string | undefined;
-  readonly previousNames: readonly string[];
-  /** The account the token is on, as hand-offs, records and locks are keyed (see accountDigestOf). */
-  readonly api: string;
   /** The same account as the run's files are keyed: with the credential's identity. */
   readonly account: AccountRef;
-  /** What the plan showed: the run and the token's id. */
+  /** What the plan showed: the run's ticket and the token's id. */
   readonly planned: Planned;
 }
 
@@ -63,10 +53,11 @@ function applyRequest(input: RuntimeContext): ApplyRequest {
   const description = withTriggers.env[TokenEnv.DESCRIPTION];
   const previousNames = parsePreviousNames(withTriggers.env[TokenEnv.PREVIOUS_NAMES], TokenEnv.PREVIOUS_NAMES);
   const scope = tokenScope(withTriggers.env);
-  const planned = plannedOf(withTriggers);
-  const ctx: RuntimeContext = { ...withTriggers, run: runOf(planned, scope) };
+  const planned = decodePlanned(withTriggers.env[PLANNED_ENV]);
+  const ctx: RuntimeContext = { ...withTriggers, ticket: planned.ticket };
   const account = accountRefIn(ctx.env, scope.envPrefix, scope.baseUrl);
-  return { ctx, scope, name, description, previousNames, api: accountDigestOf(scope, ctx.env), account, planned };
+  const api = accountDigestOf(scope, ctx.env);
+  return { ctx, scope, name, description, previousNames, api, account, planned, warn: ctx.out.warn };
 }
 
 /** Runs `fn` with a client of the token's account, holding the lock of its name (see withNameLock). */
@@ -83,7 +74,7 @@ function underNameLock<T>(apply: ApplyRequest, fn: (client: ApiClient) => Promis
           envPrefix: scope.envPrefix,
           name,
           waitMs: lockWaitMs(ctx.env),
-          staleAfterMs: lockStaleAfterMs(ctx.env),
+          leaseMs: leaseMs(ctx.env),
           onWait: ctx.out.info,
         },
         () => fn(client),
@@ -92,172 +83,71 @@ function underNameLock<T>(apply: ApplyRequest, fn: (client: ApiClient) => Promis
   );
 }
 
-/**
- * List, choose the token, check, then create it or bring it up to date; returns the id of the
- * token the construct now manages. Under the name lock, so no other create half of this name
- * lists between this one's list and its write.
- */
-async function applyUnderLock(
-  apply: ApplyRequest,
-  client: ApiClient,
-  handoff: Handoff | undefined,
-  lastApplied: AppliedRecord | undefined,
-): Promise<string> {
-  const { tokens, since: listedSince } = await runTokens(apply.ctx, client, apply.account);
-  const target = findTarget(apply, tokens, handoff, lastApplied);
-  refuseOtherThanPlanned(apply.planned, apply.scope, apply.name, target?.token);
-  const leftBehind = oldTokenLeftBehind(apply, tokens, lastApplied);
-  if (!target) return createNewToken(apply, client, handoff, leftBehind, listedSince);
-  return bringUpToDate(apply, client, target, leftBehind, lastApplied);
-}
-
-/** The token an apply ends on, and how it was found: its outcome line says so. */
-interface Target {
+/** The one write a create half made (or none), with what it needs to report it. */
+interface Written {
+  /** The token the construct now manages, as the write returned it. */
   readonly token: TokenView;
-  readonly foundBy: "handoff" | "name" | "pending record" | "previous name";
+  /** Undefined for a token created now. */
+  readonly target?: Target;
+  readonly changes: readonly string[];
+  /** The token this folder applied before under another name, when it still has it (see oldTokenLeftBehind). */
+  readonly leftBehind?: TokenView;
+  /** The newest created_at the list before the write covered. */
+  readonly listedSince: number;
+  /** A create the client found after a lost response: it has said "adopted" already. */
+  readonly adoptedAfterLostResponse?: boolean;
 }
 
 /**
- * The token to apply, by the precedence applyToken states, with a pending record of this folder
- * before the previous names; undefined when a new one is to be created. Fails, before any write,
- * where choosing would be a guess or a rename would take a name another token has.
+ * Chooses the token among `latest` and makes at most one write: a create, or an update of what
+ * differs. Nothing but the choice stands between the read and the write; the pending record that
+ * a retry adopts follows the write at once.
  */
-function findTarget(
-  apply: ApplyRequest,
-  tokens: readonly TokenView[],
-  handoff: Handoff | undefined,
-  lastApplied: AppliedRecord | undefined,
-): Target | undefined {
-  const handedOver = handedOverToken(tokens, handoff);
-  const named = tokenOfThisName(apply, tokens, lastApplied, handedOver);
-  refuseRenameOntoAnother(apply.name, handedOver, named);
-  if (handedOver) return { token: handedOver, foundBy: "handoff" };
-  if (named) return { token: named, foundBy: "name" };
-  const recorded = pendingRecordedToken(apply, tokens, lastApplied);
-  if (recorded) return { token: recorded, foundBy: "pending record" };
-  const previous = pickByPreviousNames(tokens, apply.previousNames, apply.ctx.out.warn);
-  return previous ? { token: previous, foundBy: "previous name" } : undefined;
-}
-
-/**
- * The token the replaced resource handed over. By id when the destroy half learnt it: a token
- * gone since is not replaced by another one that happens to have the old name (another
- * deployment's, perhaps). By name only without an id.
- */
-function handedOverToken(tokens: readonly TokenView[], handoff: Handoff | undefined): TokenView | undefined {
-  if (handoff === undefined) return undefined;
-  // The destroy half asks the API nothing (see token-release.ts): the id is what this folder last
-  // applied. Gone since: never another token of the old name. Renamed outside Terraform since: the
-  // token the old name designates now, as a look-up by name at release would have found.
-  if (handoff.id === undefined) return pickByName(tokens, handoff.name);
-  const byId = tokens.find((t) => t.id === handoff.id);
-  if (byId === undefined || foldTokenName(byId.name) === foldTokenName(handoff.name)) return byId;
-  return pickByName(tokens, handoff.name);
-}
-
-/**
- * The token that already has the configured name: among several, the handed-over one, else the
- * first (see tokensNamed), and the duplicates are warned about.
- */
-function tokenOfThisName(
-  apply: ApplyRequest,
-  tokens: readonly TokenView[],
-  lastApplied: AppliedRecord | undefined,
-  handedOver: TokenView | undefined,
-): TokenView | undefined {
-  const { ctx, name } = apply;
-  // Exact matches, else matches after trimming and case-folding: never create when one exists.
-  const { matches, exact } = tokensNamed(tokens, name, lastApplied?.id);
-  if (!exact && matches.length > 1 && !(handedOver && matches.some((t) => t.id === handedOver.id))) {
-    throw new Error(
-      `no API token is named exactly "${name}", but ${matches.length} have that name after trimming and case-folding ` +
-        `(${matches.map((t) => `${JSON.stringify(t.name)} id ${t.id}`).join(", ")}), and a server may store names that way: ` +
-        `not creating another, and not choosing one. Revoke or rename all but one in the console. Nothing was changed.`,
-    );
-  }
-  if (matches.length > 1) ctx.out.warn(duplicatesWarning(name, matches));
-  return matches.length > 1 && handedOver ? (matches.find((t) => t.id === handedOver.id) ?? matches[0]) : matches[0];
-}
-
-/** A rename of the handed-over token onto a name another token already has would leave two of that name. */
-function refuseRenameOntoAnother(name: string, handedOver: TokenView | undefined, named: TokenView | undefined): void {
-  if (!handedOver || !named || named.id === handedOver.id) return;
-  throw new Error(
-    `cannot rename API token "${handedOver.name}" (id ${handedOver.id}) to "${name}": ` +
-      `API token ${named.id} already has that name. Choose another name, or rename that token in the console. ` +
-      `Nothing was changed.`,
-  );
-}
-
-/** A token an unfinished apply from this folder wrote for this very name on this API. */
-function pendingRecordedToken(
-  apply: ApplyRequest,
-  tokens: readonly TokenView[],
-  lastApplied: AppliedRecord | undefined,
-): TokenView | undefined {
-  if (!lastApplied?.pending || lastApplied.name !== apply.name || lastApplied.api !== apply.api) return undefined;
-  return tokens.find((t) => t.id === lastApplied.id);
-}
-
-/**
- * The token this folder applied last under another name, when it still has that name: if this
- * apply ends on another token, that one stays active (see warnOldTokenActive).
- */
-function oldTokenLeftBehind(
-  apply: ApplyRequest,
-  tokens: readonly TokenView[],
-  lastApplied: AppliedRecord | undefined,
-): TokenView | undefined {
-  if (!lastApplied || lastApplied.name === apply.name) return undefined;
-  // Still under its old name (as the API spells it: a server may have trimmed or lower-cased it).
-  return tokens.find((t) => t.id === lastApplied.id && foldTokenName(t.name) === foldTokenName(lastApplied.name));
-}
-
-/** No token to apply: a new one, recorded as pending at once, then checked. */
-async function createNewToken(
+async function writeOnce(
   apply: ApplyRequest,
   client: ApiClient,
+  latest: LatestTokens,
   handoff: Handoff | undefined,
-  leftBehind: TokenView | undefined,
-  listedSince: number,
-): Promise<string> {
-  const { ctx, name } = apply;
-  if (handoff) {
-    ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; creating a new one`);
+  lastApplied: AppliedRecord | undefined,
+): Promise<Decided<Written>> {
+  const target = findTarget(apply, latest.tokens, handoff, lastApplied);
+  refuseOtherThanPlanned(apply.planned, apply.scope, apply.name, target?.token);
+  const leftBehind = oldTokenLeftBehind(apply, latest.tokens, lastApplied);
+  const listedSince = latest.since;
+  if (!target) {
+    const created = await client.createToken({ name: apply.name, description: apply.description });
+    apply.ctx.out.addSecrets([created.token]);
+    recordPending(apply, created.id);
+    const adoptedAfterLostResponse = wasAdoptedAfterLostResponse(created);
+    return { result: { token: created, changes: [], leftBehind, listedSince, adoptedAfterLostResponse }, wrote: created };
   }
-  const created = await client.createToken({ name, description: apply.description });
-  ctx.out.addSecrets([created.token]);
-  recordPending(apply, created.id);
-  // The client has already said "adopted" when a look-up found an earlier attempt's token.
-  if (!wasAdoptedAfterLostResponse(created)) ctx.out.info(`created API token "${created.name}" (id ${created.id})`);
-  await recordRunWrite(ctx, apply.account, created);
-  warnOldTokenActive(ctx, apply.scope, leftBehind, name, created.id);
-  checkStoredName(ctx, created, name);
-  await lookAgainAfterCreate(ctx, client, created, name, listedSince);
-  return created.id;
+  const changes = changesTo(apply, target.token);
+  if (changes.length === 0) return { result: { token: target.token, target, changes, leftBehind, listedSince } };
+  // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
+  const description = apply.description ?? target.token.description ?? undefined;
+  const updated = await client.updateToken(target.token.id, { name: apply.name, description });
+  recordPending(apply, updated.id);
+  return { result: { token: updated, target, changes, leftBehind, listedSince }, wrote: updated };
 }
 
-/** Writes only what differs from the configuration (name, description), then says in one line what was done. */
-async function bringUpToDate(
+/** What follows a write, once the run's walk holds it: the lines that report it, and the checks. */
+async function afterTheWrite(
   apply: ApplyRequest,
   client: ApiClient,
-  target: Target,
-  leftBehind: TokenView | undefined,
+  written: Written,
+  handoff: Handoff | undefined,
   lastApplied: AppliedRecord | undefined,
-): Promise<string> {
-  const { ctx, name, description } = apply;
-  const token = target.token;
-  warnOldTokenActive(ctx, apply.scope, leftBehind, name, token.id);
-  const changes = changesTo(apply, token);
-  if (changes.length > 0) {
-    recordPending(apply, token.id);
-    // An unmanaged description is sent back as it is, whatever the server does with an omitted one.
-    const updated = await client.updateToken(token.id, { name, description: description ?? token.description ?? undefined });
-    await recordRunWrite(ctx, apply.account, updated);
-    checkStoredName(ctx, updated, name);
+): Promise<void> {
+  const { ctx, name } = apply;
+  const { token, target } = written;
+  if (target === undefined) {
+    if (handoff) ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; a new one was created`);
+    if (!written.adoptedAfterLostResponse) ctx.out.info(`created API token "${token.name}" (id ${token.id})`);
   }
-  ctx.out.info(outcomeLine(name, target, changes, lastApplied));
-  return token.id;
+  warnOldTokenActive(ctx, apply.scope, written.leftBehind, name, token.id);
+  if (target === undefined || written.changes.length > 0) checkStoredName(ctx, token, name);
+  if (target === undefined) await lookAgainAfterCreate(ctx, client, token, name, written.listedSince);
+  else ctx.out.info(outcomeLine(name, target, written.changes, lastApplied));
 }
 
 /** What an update of `token` changes, as the outcome line lists it; empty when it is up to date. */
@@ -288,17 +178,16 @@ function outcomeLine(name: string, target: Target, changes: readonly string[], l
   return `adopted existing API token "${token.name}" (id ${token.id}) instead of creating another: ${what}`;
 }
 
-/** Written before anything can fail after a write: a retry adopts this token (see AppliedRecord.pending). */
+/** Written right after a write, before anything can fail: a retry adopts this token (see AppliedRecord.pending). */
 function recordPending(apply: ApplyRequest, id: string): void {
   const { ctx, scope, name, api } = apply;
-  const identity = apply.account.identity;
   writeAppliedRecord(ctx.cwd, {
     key: scope.key,
     workspace: scope.workspace,
     id,
     name,
     api,
-    identity,
+    identity: apply.account.identity,
     pending: true,
     at: new Date().toISOString(),
   });
@@ -307,14 +196,13 @@ function recordPending(apply: ApplyRequest, id: string): void {
 /** The API is in the wanted state: this folder records the token, and a hand-off taken is spent. */
 function recordApplied(apply: ApplyRequest, managedId: string, handoff: Handoff | undefined): void {
   const { ctx, scope, name, api } = apply;
-  const identity = apply.account.identity;
   writeAppliedRecord(ctx.cwd, {
     key: scope.key,
     workspace: scope.workspace,
     id: managedId,
     name,
     api,
-    identity,
+    identity: apply.account.identity,
     at: new Date().toISOString(),
   });
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
@@ -354,8 +242,8 @@ async function lookAgainAfterCreate(
   let again: TokenView[];
   try {
     // The token just created proves the order: it is at or after the mark, so a newest-first list shows it before anything older.
-    const since = await newestSince(client, ctx, { createdAt: Math.min(listedNewest, created.created_at), ids: [created.id] });
-    again = tokensNamed(since ?? (await allTokens(client, ctx)), name, created.id).matches;
+    const since = await listNewestSince(client, ctx, { createdAt: Math.min(listedNewest, created.created_at), ids: [created.id] });
+    again = tokensNamed(since ?? (await walkAllTokens(client, ctx)), name, created.id).matches;
   } catch (err) {
     ctx.out.warn(`could not look again for other API tokens named "${name}" after the create: ${ctx.out.redact(errorMessage(err))}`);
     return;
@@ -407,7 +295,7 @@ function warnOldTokenActive(ctx: RuntimeContext, scope: TokenScope, old: TokenVi
  * the pending record already holds the token's id, so the next apply adopts it rather than
  * creating another.
  */
-export function checkStoredName(ctx: RuntimeContext, stored: { readonly id: string; readonly name: string }, wanted: string): void {
+function checkStoredName(ctx: RuntimeContext, stored: { readonly id: string; readonly name: string }, wanted: string): void {
   if (stored.name === wanted) return;
   if (foldTokenName(stored.name) === foldTokenName(wanted)) {
     ctx.out.info(

@@ -3,7 +3,7 @@ import type { RuntimeContext } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
 import { readAppliedRecord, removeAppliedRecord } from "../records/applied-record";
 import { writeHandoff } from "../records/handoff";
-import { accountDigestOf, releaseRunOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
+import { accountDigestOf, type TokenScope, tokenScope, withTriggerEnv } from "./token-scope";
 
 /**
  * Destroy-time provisioner. It cannot tell a destroy from the first half of a replacement, so it
@@ -39,7 +39,7 @@ export async function releaseToken(input: RuntimeContext): Promise<void> {
 
 /**
  * Writes the hand-off without asking the API: a destroy-time provisioner sees only `self`, so it
- * cannot have the run's nonce and would log in and walk the account on its own, once per token of
+ * cannot have the run's ticket and would log in and walk the account on its own, once per token of
  * a rename (APIs limit logins per minute). The create half of the same run finds the token, in the
  * walk it shares with the run: by the id this folder last applied under this name, else by name.
  */
@@ -56,8 +56,8 @@ async function release(ctx: RuntimeContext, scope: TokenScope): Promise<void> {
     workspace: scope.workspace,
     id,
     name,
-    // Without a run id (a configuration this version does not write) no create half takes it over.
-    runId: releaseRunOf(ctx) ?? "",
+    // Without a plan time no create half takes it over (see releasedInRun).
+    planTime: ctx.env[TokenEnv.PLAN_TIME] ?? "",
     api,
     releasedAt: new Date().toISOString(),
   });

@@ -1,45 +1,12 @@
-import { DEFAULT_ENV_PREFIX, PLANNED_ENV, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../../protocol";
+import { DEFAULT_ENV_PREFIX, TOKEN_ENV_FROM_TRIGGER, TokenEnv } from "../../protocol";
 import { ConfigError, envPrefixOf } from "../../shared/config";
-import type { RunRef, RuntimeContext } from "../../shared/context";
+import type { RuntimeContext } from "../../shared/context";
 import { accountDigestIn, apiUrlIn } from "../account-identity";
-import { handoffRunOfNonce } from "../run/run-folder";
 
 /*
  * What both halves of an ApiToken's provisioner work on, from their environment: the resource's
  * triggers, the construct's key and workspace, the account and API address, and how messages name them.
  */
-
-/**
- * The terraform run as the destroy half's hand-off knows it: `plantimestamp()` (TokenEnv.RUN), the
- * only run id a destroy-time provisioner can have. Undefined without it: then no create half takes
- * the hand-off over.
- */
-export function releaseRunOf(ctx: RuntimeContext): string | undefined {
-  return ctx.env[TokenEnv.RUN] || undefined;
-}
-
-/** What the plan showed the create half (PLANNED_ENV). */
-export interface Planned {
-  /** The run's nonce; undefined without one: the create half then logs in and walks on its own. */
-  readonly nonce?: string;
-  /** The run's id that hand-offs of the same run carry (see handoffRunOfNonce); undefined: none is taken over. */
-  readonly handoffRun?: string;
-  /** The id consumers of tokenId and token were planned with; "" when the read found none. */
-  readonly id: string;
-}
-
-/** The create half's PLANNED_ENV, `<run nonce> <planned id>`; absent parts are empty. */
-export function plannedOf(ctx: RuntimeContext): Planned {
-  const text = ctx.env[PLANNED_ENV] ?? "";
-  const space = text.indexOf(" ");
-  const nonce = (space >= 0 ? text.slice(0, space) : text) || undefined;
-  return { nonce, handoffRun: nonce && handoffRunOfNonce(nonce), id: space >= 0 ? text.slice(space + 1) : "" };
-}
-
-/** The run as its shared files know it (see ../run/run-folder.ts): the run's nonce and the workspace. */
-export function runOf(planned: Planned, scope: TokenScope): RunRef | undefined {
-  return planned.nonce ? { nonce: planned.nonce, workspace: scope.workspace } : undefined;
-}
 
 /** The provisioners' common inputs, from their environment. */
 export interface TokenScope {

@@ -1,8 +1,8 @@
-import { TOKEN_VALUE_RUN, TOKEN_VALUE_WORKSPACE, TokenValueField } from "../../protocol";
+import { decodeRunTicket, TOKEN_VALUE_TICKET, TokenValueField } from "../../protocol";
 import { ConfigError, envPrefixOf } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
-import { allTokens } from "../names/token-list";
+import { walkAllTokens } from "../names/token-list";
 
 /** One wanted token of the `token-value` query. */
 interface WantedToken {
@@ -19,7 +19,7 @@ const FIELDS: readonly string[] = Object.values(TokenValueField);
 function parseValueQuery(query: Record<string, string>): WantedToken[] {
   const byKey = new Map<string, { id?: string; baseUrl?: string; envPrefix?: string }>();
   for (const [flatKey, value] of Object.entries(query)) {
-    if (flatKey === TOKEN_VALUE_RUN || flatKey === TOKEN_VALUE_WORKSPACE) continue;
+    if (flatKey === TOKEN_VALUE_TICKET) continue;
     const dot = flatKey.indexOf(".");
     const field = flatKey.slice(dot + 1);
     if (dot <= 0 || !FIELDS.includes(field)) {
@@ -48,14 +48,13 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  */
 export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   // The run's login, shared with its other scripts (see ../run/run-session.ts), at plan time too: the
-  // values are read at plan and again at apply, so a plan that uses them leaves the run's session,
-  // which the apply's scripts take and the next plan removes.
-  const nonce = query[TOKEN_VALUE_RUN] || undefined;
-  const ctx: RuntimeContext = nonce ? { ...input, run: { nonce, workspace: query[TOKEN_VALUE_WORKSPACE] ?? "default" } } : input;
+  // values are read at plan and again at apply, so the apply's scripts take the session a plan made.
+  const ticket = decodeRunTicket(query[TOKEN_VALUE_TICKET]);
+  const ctx: RuntimeContext = ticket ? { ...input, ticket } : input;
   const result: Record<string, string> = {};
   for (const group of groupByAccount(parseValueQuery(query))) {
     const { baseUrl, envPrefix } = group[0];
-    const tokens = await withClient(ctx, baseUrl, (client) => allTokens(client, ctx), envPrefix);
+    const tokens = await withClient(ctx, baseUrl, (client) => walkAllTokens(client, ctx), envPrefix);
     for (const wanted of group) {
       const token = tokens.find((t) => t.id === wanted.id);
       if (!token) throw new Error(`no API token has the id "${wanted.id}": it was removed outside Terraform; the next plan recreates it`);

@@ -1,0 +1,111 @@
+import { stackReadKey, StackReadResultField } from "../../protocol";
+import { tokensNamed } from "../names/name-match";
+import { duplicatesWarning, pickByPreviousNames } from "../names/name-pick";
+import { NO_TOKEN_ATTRIBUTES, tokenAttributes, type TokenView } from "../names/token-list";
+import type { ManagedToken } from "./stack-query";
+
+/*
+ * What the stack's reads say of one managed token among the tokens listed from its account: which
+ * token its name designates, whether it matches the configuration, its attributes, and what the
+ * user must see about it even when the read succeeds.
+ */
+
+/** The tokens a managed name designates (see tokensNamed). */
+type Named = ReturnType<typeof tokensNamed>;
+
+/** The token a managed token's fields are taken from (none when several carry its name only folded), and why. */
+function resolve(
+  managed: ManagedToken,
+  tokens: readonly TokenView[],
+  named: Named,
+  warn: (line: string) => void,
+): { readonly token?: TokenView; readonly inSync: boolean; readonly reason: string } {
+  const { matches, exact } = named;
+  if (!exact && matches.length > 1) {
+    // The apply refuses to choose (see findTarget); the plan shows why it will fail.
+    return { inSync: false, reason: `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding` };
+  }
+  const token = matches[0];
+  if (!token) {
+    const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
+    // Its id and value, known at plan: the rename keeps both (the create half refuses to end on another id).
+    if (previous) return { token: previous, inSync: false, reason: `rename pending from "${previous.name}" (id ${previous.id})` };
+    return { inSync: false, reason: `no API token is named "${managed.name}"` };
+  }
+  if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
+    return { token, inSync: false, reason: `the description of API token "${managed.name}" differs` };
+  }
+  return { token, inSync: true, reason: "in sync" };
+}
+
+/**
+ * What a plan must show about one managed token even when everything reads fine: several tokens
+ * carry its name, or its name now resolves to another token than the one this folder last applied.
+ */
+function warningsFor(
+  managed: ManagedToken,
+  tokens: readonly TokenView[],
+  { matches, exact }: Named,
+  last: { readonly id: string; readonly name: string } | undefined,
+): string[] {
+  const lines: string[] = [];
+  if (matches.length > 1 && !exact) {
+    lines.push(
+      `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding, none exactly ` +
+        `(ids ${matches.map((t) => t.id).join(", ")}): the apply refuses to choose one. Revoke or rename all but one in the console.`,
+    );
+  } else if (matches.length > 1) lines.push(duplicatesWarning(managed.name, matches));
+  const now = matches[0];
+  if (now && last && last.name === managed.name && now.id !== last.id) {
+    const old = tokens.find((t) => t.id === last.id);
+    const where = old ? `is now named "${old.name}"` : "no longer exists";
+    lines.push(
+      `API token "${managed.name}" now resolves to id ${now.id}, not to id ${last.id}, which the last apply from this folder managed ` +
+        `and which ${where}: the stack's tokenId and token switch to ${now.id}.`,
+    );
+  }
+  return lines;
+}
+
+/** What this folder last applied for a managed token: its id, and whether that apply finished. */
+export interface LastApplied {
+  readonly id: string;
+  readonly name: string;
+  readonly pending?: boolean;
+}
+
+/**
+ * The result fields of one managed token (its attributes, `in_sync`, `reason`) and the lines the
+ * user must see about it (`warn`). `last` is preferred among several tokens of its name.
+ */
+export function observeToken(
+  m: ManagedToken,
+  tokens: readonly TokenView[],
+  last: LastApplied | undefined,
+  warn: (line: string) => void,
+  log: (line: string) => void,
+): Record<string, string> {
+  const named = tokensNamed(tokens, m.name, last?.id);
+  // A pending record is no apply that finished: no "now resolves to another id" from it.
+  for (const line of warningsFor(m, tokens, named, last?.pending ? undefined : last)) warn(line);
+  const { token, inSync, reason } = resolve(m, tokens, named, log);
+  const fields: Record<string, string> = {
+    ...(token ? tokenAttributes(token) : NO_TOKEN_ATTRIBUTES),
+    // The data source's result is stored in the state and in plan files; this token's value is
+    // read through its ephemeral value instead.
+    ...(m.valueInState ? {} : { [StackReadResultField.TOKEN]: "" }),
+    [StackReadResultField.IN_SYNC]: inSync ? "true" : "false",
+    [StackReadResultField.REASON]: reason,
+  };
+  return Object.fromEntries(Object.entries(fields).map(([field, value]) => [stackReadKey(m.slot, field), value]));
+}
+
+/** The tokens that `wanted` resolve to in `tokens` (a token taken from the run's walk has no value). */
+export function resolvedTokens(
+  wanted: readonly ManagedToken[],
+  tokens: readonly TokenView[],
+  last: (m: ManagedToken) => LastApplied | undefined,
+): TokenView[] {
+  const quiet = () => undefined;
+  return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name, last(m)?.id), quiet).token ?? []);
+}
