@@ -303,7 +303,10 @@ export function postgresFixture(opts: StartPostgresOptions = {}): PostgresFixtur
 
 /**
  * The `backend` of a SynthFolder whose state lives in PostgreSQL: `new PgBackend(stack, { connStr })`,
- * cdktf's class (cdktn's under jest.cdktn.config.js), the connection string in cdk.tf.json.
+ * cdktf's class (cdktn's under jest.cdktn.config.js). The connection string goes into cdk.tf.json
+ * rather than PG_CONN_STR, so every terraform started in the folder (by a test, by a script that
+ * Terraform runs, by hand) reaches the same state without a variable to pass on; it holds no
+ * secret (trust, on 127.0.0.1).
  */
 export function pgBackend(connStr: string): (stack: TerraformStack) => void {
   return (stack) => {
