@@ -13,6 +13,11 @@ export interface SynthFolderOptions {
   readonly stackId?: string;
   /** The App's context (CDK Terrain reads `targetVersions` from it). */
   readonly context?: Record<string, unknown>;
+  /**
+   * Declares the stack's backend on each synth (default: LocalBackend, the state in the stack
+   * folder), e.g. pgBackend(connStr) of test/support/postgres.ts for state another folder sees.
+   */
+  readonly backend?: (stack: TerraformStack) => void;
 }
 
 export class SynthFolder {
@@ -20,11 +25,13 @@ export class SynthFolder {
   readonly outdir: string;
   readonly stackId: string;
   private readonly context?: Record<string, unknown>;
+  private readonly backend: (stack: TerraformStack) => void;
 
   constructor(opts: SynthFolderOptions = {}) {
     this.outdir = mkdtempSync(path.join(tmpdir(), opts.prefix ?? "gpucloud-tf-"));
     this.stackId = opts.stackId ?? "s";
     this.context = opts.context;
+    this.backend = opts.backend ?? ((stack) => new LocalBackend(stack, { path: "terraform.tfstate" }));
   }
 
   /** The stack folder Terraform runs in. */
@@ -33,13 +40,13 @@ export class SynthFolder {
   }
 
   /**
-   * Synthesizes the stack, its state in the stack folder (cdktf's default local backend path is
-   * absolute), built by `build`.
+   * Synthesizes the stack, built by `build`, with the folder's backend: by default its state in
+   * the stack folder (cdktf's default local backend path is absolute).
    */
   synth(build: (stack: TerraformStack) => void): this {
     return this.synthApp((app) => {
       const stack = new TerraformStack(app, this.stackId);
-      new LocalBackend(stack, { path: "terraform.tfstate" });
+      this.backend(stack);
       build(stack);
     });
   }
