@@ -1,6 +1,6 @@
 import { Construct } from "constructs";
 
-import { accountEnv, DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, RESERVED_ENV_PREFIXES } from "../protocol";
+import { accountEnv, DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, IDENTITY_PATTERN, RESERVED_ENV_PREFIXES } from "../protocol";
 import { checkBaseUrl, isKnown, propError } from "./validation";
 
 export interface GpuCloudAccountProps {
@@ -19,6 +19,16 @@ export interface GpuCloudAccountProps {
    * @default - the `<envPrefix>BASE_URL` environment variable of the terraform process
    */
   readonly baseUrl?: string;
+  /**
+   * The identities this account's credentials may log in as, as plans print them: `user <name>`,
+   * or `API token sha256:<12 hex>` for an API token (a digest, never the token). Every plan of a
+   * stack with ApiTokens on this account fails when its credentials are another identity, as the
+   * AWS provider's `allowed_account_ids` does; for the runners where the plan cannot read what the
+   * last apply managed (docs/accounts.md). Rotating an API token changes its identity: add the new
+   * one before you rotate.
+   * @default - any identity
+   */
+  readonly allowedIdentities?: string[];
 }
 
 /**
@@ -36,6 +46,8 @@ export class GpuCloudAccount extends Construct {
   public readonly envPrefix: string;
   /** The base URL, when given; otherwise `<envPrefix>BASE_URL` is read at plan and apply time. */
   public readonly baseUrl?: string;
+  /** The identities its credentials may log in as, when pinned. */
+  public readonly allowedIdentities?: string[];
 
   constructor(scope: Construct, id: string, props: GpuCloudAccountProps = {}) {
     super(scope, id);
@@ -64,9 +76,28 @@ export class GpuCloudAccount extends Construct {
       );
     }
     checkBaseUrl(this, kind, props.baseUrl, accountEnv(envPrefix));
+    checkIdentities(this, kind, props.allowedIdentities);
     this.envPrefix = envPrefix;
     this.baseUrl = props.baseUrl;
+    this.allowedIdentities = props.allowedIdentities ? [...props.allowedIdentities] : undefined;
   }
+}
+
+function checkIdentities(scope: Construct, kind: string, identities: readonly string[] | undefined): void {
+  if (identities === undefined) return;
+  if (!Array.isArray(identities) || identities.length === 0) {
+    throw propError(scope, kind, "allowedIdentities must be a non-empty list (leave it out to allow any identity)");
+  }
+  identities.forEach((identity, i) => {
+    if (typeof identity !== "string" || !isKnown(identity) || !IDENTITY_PATTERN.test(identity)) {
+      throw propError(
+        scope,
+        kind,
+        `allowedIdentities[${i}] must be an identity as plans print it, "user <name>" or "API token sha256:<12 hex>", ` +
+          `got ${JSON.stringify(typeof identity === "string" ? identity.slice(0, 60) : identity)}`,
+      );
+    }
+  });
 }
 
 /** The account a construct uses, as its synthesized inputs need it. */
@@ -77,6 +108,8 @@ export interface ResolvedAccount {
   readonly baseUrl?: string;
   /** The prefix as written into the configuration: undefined for the default account, which writes none. */
   readonly envPrefixInput?: string;
+  /** The identities the account's credentials may log in as, when pinned. */
+  readonly allowedIdentities?: readonly string[];
 }
 
 /**
@@ -102,5 +135,6 @@ export function resolveAccount(
     envPrefix: account.envPrefix,
     baseUrl: account.baseUrl,
     envPrefixInput: account.envPrefix === DEFAULT_ENV_PREFIX ? undefined : account.envPrefix,
+    allowedIdentities: account.allowedIdentities,
   };
 }

@@ -125,6 +125,7 @@ export class ApiToken extends Construct {
       baseUrl: account.baseUrl,
       envPrefix,
       valueInState: this.valueInState,
+      allowedIdentities: account.allowedIdentities,
     });
     this.where = { baseUrl: account.baseUrl, envPrefix };
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:

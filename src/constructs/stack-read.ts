@@ -1,12 +1,14 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
-import { Aspects, Lazy, TerraformLocal, type TerraformResource, TerraformStack, Token } from "cdktf";
+import { Aspects, Lazy, TerraformLocal, TerraformOutput, type TerraformResource, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
 import {
+  LEDGER_OUTPUT,
   LISTED_ONLY_FIELDS,
   type LookupKindName,
   RuntimeCommand,
   STACK_READ_AFTER_WRITE,
+  STACK_READ_LEDGER,
   STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_MAY_RUN_AT_APPLY,
@@ -303,11 +305,32 @@ export class StackRead extends Construct {
     this.groupOf.set(key, group);
   }
 
+  /**
+   * The root output that keeps the ledger of what this apply managed in the state (see LEDGER_OUTPUT):
+   * the plan-time read's, and over it each group's read after the writes that has an instance (one()
+   * of its splat is null without one, hence try).
+   */
+  private addLedgerOutput(): void {
+    const ledgers = () => [
+      `jsondecode(${this.resultAddress}["${STACK_READ_LEDGER}"])`,
+      ...this.groups.map(
+        (g) => `try(jsondecode(one(data.external.${g.data.friendlyUniqueId}[*].result)["${STACK_READ_LEDGER}"]), {a = {}, t = {}})`,
+      ),
+    ];
+    const all = new TerraformLocal(this, "ledgers", Lazy.stringValue({ produce: () => `\${[${ledgers().join(", ")}]}` }));
+    const output = new TerraformOutput(this, "ledger", {
+      description: "What the last apply of this stack managed: each ApiToken's name, id and account, read by the next plan",
+      value: `\${jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), t = merge([for l in local.${all.friendlyUniqueId} : l.t]...)})}`,
+    });
+    output.overrideLogicalId(LEDGER_OUTPUT);
+  }
+
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
   register(owner: Construct, entry: StackReadToken): void {
     if (!this.warningsCheckAdded) {
       this.warningsCheckAdded = true;
       this.addWarningsCheck();
+      this.addLedgerOutput();
     }
     claimTokenNames(owner, entry);
     const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
@@ -331,6 +354,7 @@ export class StackRead extends Construct {
     if (entry.baseUrl !== undefined) ask(StackReadQueryField.BASE_URL, terraformLiteral(entry.baseUrl));
     // Only when false: the default adds nothing to the query.
     if (!entry.valueInState) ask(StackReadQueryField.VALUE_IN_STATE, "false");
+    if (entry.allowedIdentities !== undefined) ask(StackReadQueryField.PIN, terraformLiteral(JSON.stringify(entry.allowedIdentities)));
     entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous)));
   }
 

@@ -7,7 +7,16 @@ export const CredentialEnv = {
   API_TOKEN: "GPUCLOUD_API_TOKEN",
   /** Overall time budget of one script run in seconds, retries included. */
   TIMEOUT_SECONDS: "GPUCLOUD_TIMEOUT_SECONDS",
+  /**
+   * The terraform (or tofu) binary that runs the plan, name or path, for the plan-time read's look
+   * at what the last apply managed (see LEDGER_OUTPUT); default: TERRAFORM_BINARY_NAME (cdktf's own
+   * variable), else `terraform`, else `tofu`, on PATH.
+   */
+  TERRAFORM: "GPUCLOUD_TERRAFORM",
 } as const;
+
+/** cdktf's variable naming the terraform binary it runs; the plan-time read runs the same one. */
+export const CDKTF_TERRAFORM_BINARY_ENV = "TERRAFORM_BINARY_NAME";
 
 /**
  * The prefix of the default account's variables (GPUCLOUD_BASE_URL, GPUCLOUD_API_TOKEN, ...). A
@@ -28,13 +37,18 @@ export const ENV_PREFIX_PATTERN = /^[A-Z_][A-Z0-9_]*_$/;
  */
 export const RESERVED_ENV_PREFIXES: readonly string[] = ["GPUCLOUD_TOKEN_"];
 
-/** The credential variables of the account with the prefix `envPrefix`. */
+/** The variables of the account with the prefix `envPrefix`. */
 export function accountEnv(envPrefix: string): {
   readonly BASE_URL: string;
   readonly USERNAME: string;
   readonly PASSWORD: string;
   readonly PASSWORD_MD5: string;
   readonly API_TOKEN: string;
+  /**
+   * The account a plan may move the stack's tokens to, on purpose: the label the failing plan prints
+   * (`<identity> at <API address>`). Not a secret.
+   */
+  readonly MOVE_TO: string;
 } {
   return {
     BASE_URL: `${envPrefix}BASE_URL`,
@@ -42,8 +56,15 @@ export function accountEnv(envPrefix: string): {
     PASSWORD: `${envPrefix}PASSWORD`,
     PASSWORD_MD5: `${envPrefix}PASSWORD_MD5`,
     API_TOKEN: `${envPrefix}API_TOKEN`,
+    MOVE_TO: `${envPrefix}MOVE_TO`,
   };
 }
+
+/**
+ * The credential identities a GpuCloudAccount may pin (allowedIdentities), as the plan prints them:
+ * `user <name>`, or `API token sha256:<12 hex>` (a digest of the token, never the token).
+ */
+export const IDENTITY_PATTERN = /^(user \S.*|API token sha256:[0-9a-f]{12})$/;
 
 /**
  * The names of every account's secret variables, whichever accounts a run uses: a name made of

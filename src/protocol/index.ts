@@ -19,6 +19,7 @@
 export * from "./commands";
 export * from "./credentials";
 export * from "./flavors";
+export * from "./ledger";
 export * from "./roster";
 export * from "./run-ticket";
 export * from "./stack-read";

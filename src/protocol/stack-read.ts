@@ -86,6 +86,8 @@ export interface StackReadToken {
   readonly envPrefix?: string;
   /** False: the read never returns the token's value (its `token` field is ""). */
   readonly valueInState: boolean;
+  /** The identities the account's credentials may log in as; undefined: any. */
+  readonly allowedIdentities?: readonly string[];
 }
 
 export const StackReadQueryField = {
@@ -112,8 +114,13 @@ export const StackReadQueryField = {
    * {@link FlavorResult} or {@link FlavorPreferenceResult}.
    */
   LOOKUP: "lookup",
-  /** A lookup's or a token's construct path, for error messages. */
+  /** A lookup's or a token's construct path, for error messages and the ledger. */
   PATH: "path",
+  /**
+   * Present only when the token's GpuCloudAccount pins identities (allowedIdentities): a JSON array
+   * of the identities its credentials may log in as (see IDENTITY_PATTERN).
+   */
+  PIN: "pin",
 } as const;
 
 /**

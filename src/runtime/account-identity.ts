@@ -48,6 +48,18 @@ export function normalizeApiUrl(apiUrl: string): string {
   return normalized.replace(/\/+$/, "");
 }
 
+/** The API address as messages and the ledger name it: normalized, without user information. */
+export function apiAddress(apiUrl: string): string {
+  try {
+    const url = new URL(apiUrl.trim());
+    url.username = "";
+    url.password = "";
+    return normalizeApiUrl(url.toString());
+  } catch {
+    return normalizeApiUrl(apiUrl);
+  }
+}
+
 /**
  * Who the credentials log in as, for keys and messages, never a secret: `user <name>` for a
  * password login, `API token sha256:<12 hex>` for an API token (a digest of a long random value,

@@ -109,9 +109,17 @@ describe("ApiToken synthesis", () => {
     // (in sync, or updated in place: known at plan), else the read's.
     const readName = Object.keys(externals).find((k) => k.includes("after-write"))!;
     const attributesName = Object.keys(json.locals).find((k) => k.includes("_attributes_"))!;
-    expect(Object.keys(json.locals)).toHaveLength(2);
+    expect(Object.keys(json.locals)).toHaveLength(3);
     expect(json.locals[attributesName]).toBe(
       `\${{for k in ["t0"] : k => local.${observedName}["\${k}.id"] != "" ? local.${observedName} : one(data.external.${readName}[*].result)}}`,
+    );
+    // The ledger of what the apply managed, in the state: the plan-time read's, and over it the read's after the writes.
+    const ledgersName = Object.keys(json.locals).find((k) => k.includes("_ledgers_"))!;
+    expect(json.locals[ledgersName]).toBe(
+      `\${[jsondecode(local.${observedName}["ledger"]), try(jsondecode(one(data.external.${readName}[*].result)["ledger"]), {a = {}, t = {}})]}`,
+    );
+    expect(json.output.gpucloud_token_ledger.value).toBe(
+      `\${jsonencode({a = merge([for l in local.${ledgersName} : l.a]...), t = merge([for l in local.${ledgersName} : l.t]...)})}`,
     );
 
     expect(json.provider.null).toBeDefined();

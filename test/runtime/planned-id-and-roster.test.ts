@@ -132,7 +132,7 @@ describe("token-roster-release", () => {
   test("the same paths: the stack is being destroyed, every token stays active", async () => {
     const log = await release(was, { paths: ["s/b", "s/a"], names: ["a", "b"] });
     expect(log.match(/WARNING/g)).toHaveLength(2);
-    expect(log).toContain('API token "a" stays ACTIVE: the stack is being destroyed');
+    expect(log).toContain('API token "a" on the account GPUCLOUD_* stays ACTIVE: the stack is being destroyed');
   });
 
   test("the last ApiToken gone (count 0): every token stays active", async () => {

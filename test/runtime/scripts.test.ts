@@ -10,6 +10,7 @@ import { App } from "cdktf";
 
 import { GpuCiStack } from "../../examples/main";
 import { defaultFlavors, md5Hex, type RunningEmulator, startEmulator } from "../../src/emulator";
+import { terraformWithoutState } from "../support/fake-terraform";
 import { SCRIPT_PATH } from "../support/processes";
 import { type Ran, runExternal, runLocalExec } from "../support/synthesized-commands";
 
@@ -80,6 +81,8 @@ describe("synthesized scripts against the emulator", () => {
       GPUCLOUD_USERNAME: "ci-bot",
       GPUCLOUD_PASSWORD: PASSWORD,
       GPUCLOUD_TIMEOUT_SECONDS: "20",
+      // These folders never saw `terraform init`: the plan-time read looks at a state without a ledger.
+      ...terraformWithoutState(),
     };
   });
   afterAll(() => emulator?.close());
@@ -142,11 +145,15 @@ describe("synthesized scripts against the emulator", () => {
     const stackRead = external(first.config, PLAN_TIME_READ);
     const lookups = [lookupKey(stackRead, "flavors"), lookupKey(stackRead, "flavor-preference")];
     const ofLookup = (k: string) => lookups.some((l) => k.startsWith(`${l}.`));
-    expect(Object.keys(observed.result!).filter((k) => !k.startsWith(`${slot}.`) && !ofLookup(k))).toEqual(["ticket", "warnings"]);
+    expect(Object.keys(observed.result!).filter((k) => !k.startsWith(`${slot}.`) && !ofLookup(k))).toEqual([
+      "ticket",
+      "ledger",
+      "warnings",
+    ]);
     expect(observed.result!.warnings).toBe("");
     // The read after the writes runs the same program with the tokens' part of the query.
     const read = record(await runExternal(first.dir, external(first.config, "after-write"), env));
-    // The same observation; the run's nonce is the plan-time read's alone (a read after the writes takes it, makes none).
+    // The same observation and ledger; the run's ticket is the plan-time read's alone (a read after the writes takes it, makes none).
     expect(read.result).toEqual(Object.fromEntries(Object.entries(observed.result!).filter(([k]) => !ofLookup(k) && k !== "ticket")));
 
     // Running the create side again writes nothing.

@@ -127,7 +127,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     const log = oneLine(destroyed.stdout);
     // Once, from the stack's roster; the sync resource's own destroy half only says it released the token.
     expect(log).toContain(
-      `WARNING: API token "${NAME}-renamed" stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation`,
+      `WARNING: API token "${NAME}-renamed" on the account GPUCLOUD_* stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation`,
     );
     expect(withoutNodeLineWarning(log).match(/WARNING/g)).toHaveLength(1);
     expect((await tf.show()).values?.root_module?.resources ?? []).toEqual([]);

@@ -135,7 +135,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
-  test("removing an ApiToken warns at apply, naming its name and path: it stays ACTIVE", async () => {
+  test("removing an ApiToken warns in the plan the reviewer approves and at apply, naming its name, id and account: it stays ACTIVE", async () => {
     const [b] = byName("review-b");
     synth({ a: { name: "review-a2", description: "v3", previousNames: ["review-a"] } });
     const plan = await tf.plan({ check: true });
@@ -144,10 +144,15 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "terraform_data.b-uses": ["delete"],
       "terraform_data.gpucloud_token_roster[0]": ["delete", "create"],
     });
+    // From the state's ledger: on a fresh runner too.
+    expect(oneLine(plan.stdout)).toContain(
+      `API token "review-b" (id ${b.id}) on user plan-review-bot at ${fx.emulator.url.replace(/\/+$/, "")} (account GPUCLOUD_*) stays ACTIVE: ` +
+        `the ApiToken "s/b" is no longer in the stack`,
+    );
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
     const log = oneLine(applied.stdout);
     expect(log).toContain(
-      `WARNING: API token "review-b" stays ACTIVE: the ApiToken "s/b" was removed from the stack, and the GPU cloud API has no delete operation.`,
+      `WARNING: API token "review-b" on the account GPUCLOUD_* stays ACTIVE: the ApiToken "s/b" was removed from the stack, and the GPU cloud API has no delete operation.`,
     );
     expect(withoutNodeLineWarning(log).match(/WARNING/g)).toHaveLength(1);
     expect(byName("review-b")).toEqual([expect.objectContaining({ id: b.id })]);
@@ -164,7 +169,9 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       "terraform_data.gpucloud_token_roster[0]": ["delete"],
     });
     const applied = await tf.apply({ check: true, planFile: plan.planFile });
-    expect(oneLine(applied.stdout)).toContain(`WARNING: API token "review-a2" stays ACTIVE: the ApiToken "s/a" was removed from the stack`);
+    expect(oneLine(applied.stdout)).toContain(
+      `WARNING: API token "review-a2" on the account GPUCLOUD_* stays ACTIVE: the ApiToken "s/a" was removed from the stack`,
+    );
     expect(byName("review-a2")).toEqual([expect.objectContaining({ id: a.id })]);
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });

@@ -62,7 +62,9 @@ describeWithTerraform("where the token value lives, and operating without the AP
     const destroyed = await down.run("destroy", ["-auto-approve", "-refresh=false"], { check: true });
     // The sync resource and the stack's roster; the roster's warning needs no API.
     expect(destroyed.stdout).toMatch(/Destroy complete! Resources: 2 destroyed\./);
-    expect(oneLine(destroyed.stdout)).toMatch(/WARNING: API token "ci-secrets" stays ACTIVE: the stack is being destroyed/);
+    expect(oneLine(destroyed.stdout)).toMatch(
+      /WARNING: API token "ci-secrets" on the account GPUCLOUD_\* stays ACTIVE: the stack is being destroyed/,
+    );
     // The token itself stays: the API has no delete operation.
     expect(fx.emulator.tokens().filter((t) => t.name === "ci-secrets")).toHaveLength(1);
   });

@@ -1,13 +1,10 @@
 /**
  * What a plan says when the credentials or the workspace change under a stack, under real
  * Terraform (offline, through the provider doubles) against the emulator: credentials that reach
- * another account fail the plan, naming both identities and the way to move on purpose; the same
- * account through another credential is no change; two workspaces of one folder that would manage
- * one token are warned about at plan. docs/accounts.md ("Workspaces", "Changing credentials").
+ * another account fail the plan, naming both sides and the one variable that moves on purpose; the
+ * same account through another credential changes no resource; two workspaces of one folder that
+ * would manage one token are warned about at plan. docs/accounts.md ("Workspaces", "Changing credentials").
  */
-import { existsSync, rmSync } from "node:fs";
-import path from "node:path";
-
 import { TerraformOutput } from "cdktf";
 
 import { ApiToken } from "../../src";
@@ -29,12 +26,13 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
   const runner = (dir: string, env: NodeJS.ProcessEnv) => fx.runner(dir, { env, timeoutMs: 120_000 });
   const as = (account: TestAccount, over: NodeJS.ProcessEnv = {}) => fx.env(over, account);
 
-  test("credentials of another account fail the plan, naming both identities and what to delete to move on purpose", async () => {
+  test("credentials of another account fail the plan, naming both sides; one variable moves the stack on purpose", async () => {
     const dir = stackDir("wc-serving");
     const tf = runner(dir, as(ALICE));
     await tf.init({ check: true });
     await tf.apply({ check: true });
     const [ours] = tokensOf("staging", "wc-serving");
+    const api = fx.emulator.url.replace(/\/+$/, "");
 
     // The pipeline's variables now hold another account's credentials: the plan stops, nothing is created there.
     const wrong = runner(dir, as(BOB));
@@ -42,25 +40,27 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
     expect(plan.exitCode).toBe(1);
     const said = oneLine(plan.stderr);
     expect(said).toContain(
-      `the last apply from this folder (workspace "default") managed API token "wc-serving" (id ${ours.id}) as user wc-alice, ` +
-        `but the credentials now log in as user wc-bob, which does not list that token: another account.`,
+      `the credentials of account GPUCLOUD_* log in as user wc-bob at ${api}, but the last apply of this stack ` +
+        `(workspace "default") managed its API tokens as user wc-alice at ${api}, and these credentials list none of them: ` +
+        `"wc-serving" (id ${ours.id}). They reach another account, or those tokens were revoked. Nothing was planned.`,
     );
-    expect(said).toContain("set GPUCLOUD_API_TOKEN, or GPUCLOUD_USERNAME with its password");
-    const file = /delete (\.gpucloud-handoff\/\S+\.applied\.json) and plan again/.exec(said)?.[1];
-    expect(file).toBeDefined();
+    expect(said).toContain("set GPUCLOUD_API_TOKEN (or GPUCLOUD_USERNAME with its password) and GPUCLOUD_BASE_URL");
     expect(said).toContain(`ApiToken "s/ci"`);
     for (const secret of [ALICE.password, BOB.password]) expect(plan.stderr + plan.stdout).not.toContain(secret);
     expect(tokensOf("prod", "wc-serving")).toEqual([]);
 
-    // Moving on purpose: delete the record, as the message says; the apply creates the token on the other account.
-    expect(existsSync(path.join(dir, file!))).toBe(true);
-    rmSync(path.join(dir, file!));
-    await wrong.apply({ check: true });
+    // Moving on purpose: the one variable the message names; the apply creates the token on the other account.
+    const move = `GPUCLOUD_MOVE_TO="user wc-bob at ${api}"`;
+    expect(said).toContain(move);
+    const moving = runner(dir, as(BOB, { GPUCLOUD_MOVE_TO: `user wc-bob at ${api}` }));
+    await moving.apply({ check: true });
     expect(tokensOf("prod", "wc-serving")).toHaveLength(1);
     expect(tokensOf("staging", "wc-serving")).toEqual([expect.objectContaining({ id: ours.id })]);
+    // From then on the stack is on Bob's account, without the variable.
+    expect((await wrong.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
-  test("the same account through another credential (a password, then an API token) plans no change", async () => {
+  test("the same account through another credential (a password, then an API token): no resource changes, the ledger records the new identity", async () => {
     const dir = stackDir("wc-same-account");
     const tf = runner(dir, as(ALICE));
     await tf.init({ check: true });
@@ -72,8 +72,12 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
     const viaToken = runner(dir, { ...withoutPassword, GPUCLOUD_API_TOKEN: pipelineToken.token });
     const plan = await viaToken.plan({ detailedExitCode: true });
     expect(plan.stderr).toBe("");
-    expect(plan.stdout).toContain("No changes.");
+    expect(plan.exitCode).toBe(2);
+    expect(plan.plan?.resource_changes?.filter((c) => !c.change.actions.includes("no-op")) ?? []).toEqual([]);
+    expect(oneLine(plan.stdout)).toMatch(/"GPUCLOUD_ http:\/\/127\.0\.0\.1:\d+" = "user wc-alice" -> "API token sha256:[0-9a-f]{12}"/);
     expect(plan.stdout).not.toContain(pipelineToken.token);
+    await viaToken.apply({ check: true, planFile: plan.planFile });
+    expect((await viaToken.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
   test("a second workspace of one folder on the same account, the same name: the plan warns, naming the other workspace and the id", async () => {

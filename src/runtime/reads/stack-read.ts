@@ -1,8 +1,13 @@
 import type { ApiClient } from "../../client/client";
 import {
   decodeRunTicket,
+  DEFAULT_ENV_PREFIX,
+  encodeLedger,
   encodeRunTicket,
+  type LedgerAccount,
+  type LedgerToken,
   STACK_READ_AFTER_WRITE,
+  STACK_READ_LEDGER,
   STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
   STACK_READ_TICKET,
@@ -11,15 +16,18 @@ import {
   stackReadKey,
   StackReadResultField,
 } from "../../protocol";
+import { runBudgetMsOrDefault } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
-import { accountRefIn } from "../account-identity";
+import { accountRefIn, apiAddress, apiUrlIn } from "../account-identity";
 import { tokensNamed } from "../names/name-match";
 import { type TokenView, walkAllTokens } from "../names/token-list";
 import { type AppliedRecord, readAppliedRecords } from "../records/applied-record";
-import { accountSwitchError, type ReadAccount, sharedWithWorkspacesWarning } from "../records/applied-record-checks";
+import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
 import { startRun } from "../run/run-start";
 import { tokensSinceRunWalk } from "../run/run-walk";
+import { accountSwitchError, type LastManaged, pinError, removedTokenWarnings, unknownLastApplyWarning } from "./account-checks";
+import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
 import { observeToken, resolvedTokens } from "./token-observation";
@@ -37,31 +45,90 @@ export async function stackRead(ctx: RuntimeContext, query: Record<string, strin
 
 /**
  * At every plan, before any script of its run: starts the run (its ticket, returned in the result;
- * see startRun), then walks each account. Fails the plan when the credentials reach another
- * account than the one the last apply managed a token on (see accountSwitchError).
+ * see startRun), reads what the last apply managed from the state (beside the walks; see
+ * readLastApply), then walks each account. Fails the plan when the credentials reach another account
+ * than the one the last apply managed the tokens on, or one its pin does not allow (./account-checks.ts).
  */
 async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const stack = parseStackQuery(query);
   const workspace = query[STACK_READ_WORKSPACE];
   const report = new ReadReport(ctx);
-  if (workspace !== undefined && stack.tokens.length > 0) {
-    report.result[STACK_READ_TICKET] = encodeRunTicket(startRun(ctx.env, query, report.warnInPlan));
-  }
+  const hasTokens = workspace !== undefined && stack.tokens.length > 0;
+  if (hasTokens) report.result[STACK_READ_TICKET] = encodeRunTicket(startRun(ctx.env, query, report.warnInPlan));
   const records = appliedRecords(ctx.cwd, workspace, stack);
+  let lastApply = { known: true, ledger: undefined } as LastApply;
+  const lastApplyRead = hasTokens
+    ? readLastApply(ctx.env, ctx.cwd, workspace, runBudgetMsOrDefault(ctx.env)).then((read) => (lastApply = read))
+    : Promise.resolve(lastApply);
+  const listedOn = new Map<string, readonly TokenView[]>();
+  const ledger = new Map<string, LedgerToken>();
   await readAccounts(ctx, stack, report, {
-    list: (client) => walkAllTokens(client, ctx),
-    observe: (m, listed, account) => {
-      const last = records.applied.get(m.key);
-      // Before anything is planned on it: credentials that now reach another account fail the plan.
-      const switched = accountSwitchError(ctx.cwd, last, listed, account);
-      if (switched !== undefined) throw new ReadError(new Error(switched), [m]);
-      Object.assign(report.result, observeToken(m, listed, last, report.warnInPlan, ctx.out.warn));
-      const id = report.result[stackReadKey(m.slot, StackReadResultField.ID)];
-      const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
-      if (shared !== undefined) report.warnInPlan(shared);
+    list: async (client, _tokens, account) => {
+      const [listed] = await Promise.all([walkAllTokens(client, ctx), lastApplyRead]);
+      listedOn.set(accountKey(currentAccount(account)), listed);
+      return listed;
+    },
+    observe: (tokens, listed, account) => {
+      const current = currentAccount(account);
+      const last = (m: ManagedToken) => lastManaged(m, lastApply, records.applied);
+      // Before anything is planned on it: credentials of another account fail the plan.
+      const refused =
+        pinError(tokens, current) ??
+        accountSwitchError(
+          tokens.map((m) => ({ m, last: last(m) })),
+          listed,
+          current,
+          { env: ctx.env, workspace: workspace ?? "default" },
+        );
+      if (refused !== undefined) throw new ReadError(new Error(refused), tokens);
+      for (const m of tokens) {
+        const fields = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);
+        Object.assign(report.result, fields);
+        const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
+        if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
+        const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
+        if (shared !== undefined) report.warnInPlan(shared);
+      }
     },
   });
+  if (hasTokens) {
+    if (!lastApply.known) {
+      if (!stack.tokens.some((m) => m.allowedIdentities !== undefined)) report.warnInPlan(unknownLastApplyWarning(lastApply.reason));
+    } else if (lastApply.ledger !== undefined) {
+      for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(accountKey(a)))) report.warnInPlan(line);
+    }
+    report.result[STACK_READ_LEDGER] = encodeLedger(ledger);
+  }
   return report.finish(stack);
+}
+
+/** An account as the ledger records it, from the read's environment. */
+function currentAccount(account: ReadAccount): LedgerAccount {
+  return {
+    prefix: account.envPrefix ?? DEFAULT_ENV_PREFIX,
+    api: apiAddress(apiUrlIn(account.env, account.envPrefix, account.baseUrl)),
+    identity: accountRefIn(account.env, account.envPrefix, account.baseUrl).identity,
+  };
+}
+
+const accountKey = (account: LedgerAccount): string => `${account.prefix} ${account.api}`;
+
+/**
+ * What the last apply managed for `m`: a pending record of this folder first (the create half follows
+ * it), then the state's ledger, then this folder's record (a folder that keeps it, where the state
+ * could not be read or says nothing of `m`).
+ */
+function lastManaged(m: ManagedToken, lastApply: LastApply, applied: ReadonlyMap<string, AppliedRecord>): LastManaged | undefined {
+  const record = applied.get(m.key);
+  if (record?.pending) return { id: record.id, name: record.name, pending: true };
+  const entry = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
+  if (entry !== undefined) return { id: entry.id, name: entry.name, account: entry.account };
+  if (record === undefined) return undefined;
+  const account =
+    record.identity !== undefined && record.apiUrl !== undefined
+      ? { prefix: m.envPrefix ?? DEFAULT_ENV_PREFIX, api: record.apiUrl, identity: record.identity }
+      : undefined;
+  return { id: record.id, name: record.name, account };
 }
 
 /**
@@ -79,6 +146,7 @@ async function afterWriteRead(input: RuntimeContext, query: Record<string, strin
   const last = (m: ManagedToken) => records.applied.get(m.key);
   const listedSlots = new Set((query[STACK_READ_LISTED_SLOTS] ?? "").split(",").filter((slot) => slot !== ""));
   const report = new ReadReport(ctx);
+  const ledger = new Map<string, LedgerToken>();
   await readAccounts(ctx, stack, report, {
     list: async (client, tokens, account) => {
       const wanted = tokens.filter((m) => listedSlots.has(m.slot));
@@ -87,17 +155,24 @@ async function afterWriteRead(input: RuntimeContext, query: Record<string, strin
       const complete = seen !== undefined && resolvedTokens(wanted, seen, last).every((t) => t.token !== "");
       return complete ? seen : walkAllTokens(client, ctx);
     },
-    observe: (m, listed) => {
-      if (!tokensNamed(listed, m.name).matches.length) {
-        // Not an error: `terraform plan -refresh-only` reads this after the token was deleted in the
-        // console, and must show the drift rather than fail. The next plan recreates it.
-        ctx.out.warn(
-          `no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`,
-        );
+    observe: (tokens, listed, account) => {
+      const current = currentAccount(account);
+      for (const m of tokens) {
+        if (!tokensNamed(listed, m.name).matches.length) {
+          // Not an error: `terraform plan -refresh-only` reads this after the token was deleted in the
+          // console, and must show the drift rather than fail. The next plan recreates it.
+          ctx.out.warn(
+            `no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`,
+          );
+        }
+        const fields = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);
+        Object.assign(report.result, fields);
+        const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
+        if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
       }
-      Object.assign(report.result, observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn));
     },
   });
+  report.result[STACK_READ_LEDGER] = encodeLedger(ledger);
   return report.finish(stack);
 }
 
@@ -148,10 +223,10 @@ function appliedRecords(
   return { applied, otherWorkspaces };
 }
 
-/** How a read lists one account's tokens and observes each managed token among them. */
+/** How a read lists one account's tokens and observes its managed tokens among them. */
 interface TokenReading {
   list(client: ApiClient, tokens: readonly ManagedToken[], account: ReadAccount): Promise<TokenView[]>;
-  observe(m: ManagedToken, listed: readonly TokenView[], account: ReadAccount): void;
+  observe(tokens: readonly ManagedToken[], listed: readonly TokenView[], account: ReadAccount): void;
 }
 
 /**
@@ -182,7 +257,7 @@ async function readAccounts(ctx: RuntimeContext, stack: StackQuery, report: Read
             throw named(listed.reason, catalog.status === "rejected" && isAccountError(catalog.reason) ? group : groupTokens);
           }
           if (catalog.status === "rejected") throw named(catalog.reason, groupLookups);
-          if (listed.value !== undefined) for (const m of groupTokens) reading.observe(m, listed.value, account);
+          if (listed.value !== undefined) reading.observe(groupTokens, listed.value, account);
           report.lookupErrors.push(...catalog.value);
         },
         envPrefix,

@@ -22,6 +22,10 @@ export interface AppliedRecord {
   readonly at: string;
   /** The account the token is on (see {@link accountDigest}). */
   readonly api: string;
+  /** Its API address, as messages name it (see apiAddress). */
+  readonly apiUrl?: string;
+  /** The construct's path. */
+  readonly path?: string;
   /**
    * Who the credentials of that apply logged in as (see credentialIdentity): `user <name>` or a digest
    * of the API token, never a secret. A plan whose credentials are another identity, on an account
@@ -52,6 +56,8 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
     typeof raw.name === "string" &&
     typeof raw.api === "string" &&
     optionalString(raw.identity) &&
+    optionalString(raw.apiUrl) &&
+    optionalString(raw.path) &&
     (raw.pending === undefined || typeof raw.pending === "boolean");
   return ok ? (raw as unknown as AppliedRecord) : undefined;
 }

@@ -3,7 +3,7 @@ import type { ApiClient } from "../../client/client";
 import { decodePlanned, foldTokenName, type Planned, PLANNED_ENV, TokenEnv } from "../../protocol";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
-import { type AccountRef, accountRefIn } from "../account-identity";
+import { type AccountRef, accountRefIn, apiAddress } from "../account-identity";
 import { leaseMs, lockWaitMs } from "../locks/lock-bounds";
 import { withNameLock } from "../locks/name-lock";
 import { parsePreviousNames, requireName } from "../names/name-input";
@@ -187,6 +187,8 @@ function recordPending(apply: ApplyRequest, id: string): void {
     id,
     name,
     api,
+    apiUrl: apiAddress(apply.account.apiUrl),
+    path: scope.path || undefined,
     identity: apply.account.identity,
     pending: true,
     at: new Date().toISOString(),
@@ -202,6 +204,8 @@ function recordApplied(apply: ApplyRequest, managedId: string, handoff: Handoff 
     id: managedId,
     name,
     api,
+    apiUrl: apiAddress(apply.account.apiUrl),
+    path: scope.path || undefined,
     identity: apply.account.identity,
     at: new Date().toISOString(),
   });

@@ -1,0 +1,75 @@
+/**
+ * The ledger: what a stack's last apply managed, kept in the stack's Terraform state (what every
+ * pipeline keeps) as the root output {@link LEDGER_OUTPUT}, so that the next plan, on any runner,
+ * knows each ApiToken's last token and account: it fails when the credentials reach another
+ * account, and warns about a removed ApiToken whose token stays active. Ids, names, API addresses
+ * and credential identities: nothing secret.
+ *
+ * Each stack read returns the ledger of the tokens it resolved ({@link STACK_READ_LEDGER}); the
+ * output merges the plan-time read's and those of the reads after the writes.
+ */
+export const LEDGER_OUTPUT = "gpucloud_token_ledger";
+
+/** A result key without a token key: the ledger of the tokens the read resolved (see encodeLedger). */
+export const STACK_READ_LEDGER = "ledger";
+
+/** An account as the ledger records it. */
+export interface LedgerAccount {
+  /** The account's variable prefix. */
+  readonly prefix: string;
+  /** The API address (normalized, without user information). */
+  readonly api: string;
+  /** Who the credentials logged in as: `user <name>`, or `API token sha256:<12 hex>`. */
+  readonly identity: string;
+}
+
+/** One ApiToken in the ledger, under its construct path. */
+export interface LedgerToken {
+  readonly name: string;
+  readonly id: string;
+  readonly account: LedgerAccount;
+}
+
+/**
+ * The ledger as the stack reads return it and the output keeps it:
+ * `{"a":{"<prefix> <api>":"<identity>"},"t":{"<path>":["<name>","<id>","<prefix> <api>"]}}`,
+ * keys sorted, so that a steady plan shows no change of the output.
+ */
+export function encodeLedger(tokens: ReadonlyMap<string, LedgerToken>): string {
+  const accounts: Record<string, string> = {};
+  const entries: Record<string, [string, string, string]> = {};
+  for (const path of [...tokens.keys()].sort()) {
+    const token = tokens.get(path)!;
+    const where = `${token.account.prefix} ${token.account.api}`;
+    accounts[where] = token.account.identity;
+    entries[path] = [token.name, token.id, where];
+  }
+  const sorted = Object.fromEntries(Object.entries(accounts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return JSON.stringify({ a: sorted, t: entries });
+}
+
+/** The ledger an {@link encodeLedger} text holds; undefined for text of another form. */
+export function decodeLedger(text: string): Map<string, LedgerToken> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { a, t } = (parsed ?? {}) as { a?: unknown; t?: unknown };
+  if (!isRecord(a) || !isRecord(t)) return undefined;
+  const tokens = new Map<string, LedgerToken>();
+  for (const [path, entry] of Object.entries(t)) {
+    if (!Array.isArray(entry) || entry.length !== 3 || !entry.every((v) => typeof v === "string")) return undefined;
+    const [name, id, where] = entry as [string, string, string];
+    const identity = a[where];
+    const space = where.indexOf(" ");
+    if (typeof identity !== "string" || space <= 0) return undefined;
+    tokens.set(path, { name, id, account: { prefix: where.slice(0, space), api: where.slice(space + 1), identity } });
+  }
+  return tokens;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -1,0 +1,103 @@
+import { accountEnv, CredentialEnv, foldTokenName, type LedgerAccount, type LedgerToken } from "../../protocol";
+import type { TokenView } from "../names/token-list";
+import type { ManagedToken } from "./stack-query";
+
+/*
+ * What the plan-time read checks of the account its credentials reach, against what the last apply
+ * managed (the state's ledger, else this folder's records) and the account's pin: the account a
+ * stack manages never switches without a failed plan, and a removed ApiToken is said in the plan.
+ */
+
+/** An account as messages name it: `user alice at https://api.example.com`. */
+export function accountLabel(account: LedgerAccount): string {
+  return `${account.identity} at ${account.api}`;
+}
+
+/** What the last apply managed for one ApiToken: its token, and the account it managed it on when known. */
+export interface LastManaged {
+  readonly id: string;
+  readonly name: string;
+  readonly account?: LedgerAccount;
+  /** An apply that wrote it did not finish (a folder's pending record). */
+  readonly pending?: boolean;
+}
+
+/** The error when the credentials of an account log in as an identity its GpuCloudAccount does not pin. */
+export function pinError(tokens: readonly ManagedToken[], current: LedgerAccount): string | undefined {
+  const pinned = tokens.find((m) => m.allowedIdentities !== undefined);
+  if (pinned?.allowedIdentities === undefined || pinned.allowedIdentities.includes(current.identity)) return undefined;
+  const names = accountEnv(current.prefix);
+  return (
+    `the credentials of account ${current.prefix}* log in as ${current.identity}, which its GpuCloudAccount does not allow ` +
+    `(allowedIdentities: ${pinned.allowedIdentities.join(", ")}). Nothing was planned. Set ${names.API_TOKEN}, or ${names.USERNAME} ` +
+    `with its password, to credentials of an allowed identity, or add "${current.identity}" to allowedIdentities.`
+  );
+}
+
+/**
+ * The error when the last apply managed these tokens on another identity or API address and the
+ * credentials now list none of them: another account, or tokens revoked, which this plan cannot tell
+ * apart, so it says both. Another credential or address of the same account lists them: no error.
+ */
+export function accountSwitchError(
+  managed: ReadonlyArray<{ readonly m: ManagedToken; readonly last: LastManaged | undefined }>,
+  listed: readonly TokenView[],
+  current: LedgerAccount,
+  opts: { readonly env: NodeJS.ProcessEnv; readonly workspace: string },
+): string | undefined {
+  const before = managed.filter(
+    (e): e is { m: ManagedToken; last: LastManaged & { account: LedgerAccount } } =>
+      e.last?.account !== undefined && e.last.id !== "" && !e.last.pending && e.last.account.prefix === current.prefix,
+  );
+  const moved = before.filter(({ last }) => last.account.identity !== current.identity || last.account.api !== current.api);
+  if (moved.length === 0 || before.some(({ last }) => listed.some((t) => t.id === last.id))) return undefined;
+  const names = accountEnv(current.prefix);
+  if ((opts.env[names.MOVE_TO] ?? "").trim() === accountLabel(current)) return undefined;
+  const was = [...new Set(moved.map(({ last }) => accountLabel(last.account)))].join(" and ");
+  const tokens = moved.map(({ last }) => `"${last.name}" (id ${last.id})`).join(", ");
+  return (
+    `the credentials of account ${current.prefix}* log in as ${accountLabel(current)}, but the last apply of this stack ` +
+    `(workspace "${opts.workspace}") managed its API tokens as ${was}, and these credentials list none of them: ${tokens}. ` +
+    `They reach another account, or those tokens were revoked. Nothing was planned. If these are the wrong credentials, set ` +
+    `${names.API_TOKEN} (or ${names.USERNAME} with its password) and ${names.BASE_URL} to those of the account the stack ` +
+    `manages. To manage the stack's tokens on this account from now on, plan and apply once with ` +
+    `${names.MOVE_TO}="${accountLabel(current)}": tokens of these names are then created or adopted here, and the ones above ` +
+    `stay ACTIVE where they are.`
+  );
+}
+
+/**
+ * A warning for each token the last apply managed whose ApiToken is no longer configured (under
+ * neither its path, nor its name or a previous name of another): it stays active, since the API has
+ * no delete. Not when its account is read and no longer lists it (revoked already).
+ */
+export function removedTokenWarnings(
+  ledger: ReadonlyMap<string, LedgerToken>,
+  managed: readonly ManagedToken[],
+  listedOn: (account: LedgerAccount) => readonly TokenView[] | undefined,
+): string[] {
+  const paths = new Set(managed.map((m) => m.path));
+  const names = new Set(managed.flatMap((m) => [m.name, ...m.previousNames]).map(foldTokenName));
+  const lines: string[] = [];
+  for (const [path, token] of ledger) {
+    if (paths.has(path) || names.has(foldTokenName(token.name)) || token.id === "") continue;
+    const listed = listedOn(token.account);
+    if (listed !== undefined && !listed.some((t) => t.id === token.id)) continue;
+    const unless = listed === undefined ? ", unless it was revoked since" : "";
+    lines.push(
+      `API token "${token.name}" (id ${token.id}) on ${accountLabel(token.account)} (account ${token.account.prefix}*) stays ACTIVE${unless}: ` +
+        `the ApiToken "${path}" is no longer in the stack, and the GPU cloud API has no delete operation. Revoke it in the cloud console ` +
+        `if nothing uses it; an ApiToken named "${token.name}" would adopt it again.`,
+    );
+  }
+  return lines;
+}
+
+/** The warning when what the last apply managed could not be read, and nothing pins the account. */
+export function unknownLastApplyWarning(reason: string): string {
+  return (
+    `what the last apply of this stack managed could not be read from its state (${reason}), so this plan cannot tell whether ` +
+    `the credentials reach the account the last apply used. Set ${CredentialEnv.TERRAFORM} to the terraform or tofu that runs ` +
+    `this plan, or pin the account with GpuCloudAccount's allowedIdentities (docs/accounts.md).`
+  );
+}

@@ -1,0 +1,73 @@
+import { execFile } from "node:child_process";
+
+import { CDKTF_TERRAFORM_BINARY_ENV, CredentialEnv, decodeLedger, LEDGER_OUTPUT, type LedgerToken } from "../../protocol";
+
+/**
+ * What the last apply of this stack managed, as its Terraform state keeps it (the ledger output,
+ * LEDGER_OUTPUT): read by the plan-time read with `terraform output -json`, run in the stack
+ * folder and workspace by the binary that runs the plan, as far as it can be named (Terraform
+ * passes its own path to no child). Every backend works this way (local, S3, GCS, azurerm, pg,
+ * HTTP, HCP Terraform in local execution): the state is the one thing every pipeline keeps.
+ */
+export type LastApply =
+  /** `ledger` is undefined before any apply (no state, or no ledger in it yet). */
+  | { readonly known: true; readonly ledger: ReadonlyMap<string, LedgerToken> | undefined }
+  | { readonly known: false; readonly reason: string };
+
+/** Variables the plan's own command line and logging bring, which `output` refuses or would log the state with. */
+const NOT_FOR_THE_CHILD = ["TF_CLI_ARGS", "TF_CLI_ARGS_output", "TF_LOG", "TF_LOG_CORE", "TF_LOG_PROVIDER", "TF_LOG_PATH"];
+
+/** The binaries to try, in order: the one named, else terraform, else tofu (OpenTofu). */
+function candidates(env: NodeJS.ProcessEnv): string[] {
+  const named = env[CredentialEnv.TERRAFORM] || env[CDKTF_TERRAFORM_BINARY_ENV];
+  return named ? [named] : ["terraform", "tofu"];
+}
+
+/** The first line that says what went wrong, without the user information of any URL in it (a backend's password). */
+function firstError(stderr: string): string {
+  const lines = stderr.split("\n").map((l) => l.replace(/^[│╷╵\s]+/, "").trim());
+  const line = lines.find((l) => l.startsWith("Error")) ?? lines.find((l) => l !== "") ?? "";
+  return line.replace(/\/\/[^/\s@]*@/g, "//").slice(0, 200);
+}
+
+/** `terraform output -json` in `cwd` and `workspace`, within `timeoutMs`. */
+export async function readLastApply(env: NodeJS.ProcessEnv, cwd: string, workspace: string, timeoutMs: number): Promise<LastApply> {
+  const childEnv: NodeJS.ProcessEnv = { ...env, TF_WORKSPACE: workspace, TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" };
+  for (const name of NOT_FOR_THE_CHILD) delete childEnv[name];
+  for (const binary of candidates(env)) {
+    const ran = await new Promise<{ missing: boolean; error?: string; stdout: string }>((resolve) => {
+      execFile(
+        binary,
+        ["output", "-no-color", "-json"],
+        { cwd, env: childEnv, timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (!err) return resolve({ missing: false, stdout });
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === "ENOENT") return resolve({ missing: true, stdout: "" });
+          const why = err.killed ? `no answer within ${Math.round(timeoutMs / 1000)} s` : firstError(stderr) || `exit code ${String(code)}`;
+          resolve({ missing: false, error: `\`${binary} output -json\` failed: ${why}`, stdout: "" });
+        },
+      );
+    });
+    if (ran.missing) continue;
+    if (ran.error !== undefined) return { known: false, reason: ran.error };
+    return ledgerOf(ran.stdout, binary);
+  }
+  return {
+    known: false,
+    reason: `no ${candidates(env).join(" or ")} on PATH (set ${CredentialEnv.TERRAFORM} to the terraform or tofu binary that runs the plan)`,
+  };
+}
+
+function ledgerOf(stdout: string, binary: string): LastApply {
+  let outputs: Record<string, { value?: unknown }>;
+  try {
+    outputs = JSON.parse(stdout) as Record<string, { value?: unknown }>;
+  } catch {
+    return { known: false, reason: `\`${binary} output -json\` printed no JSON` };
+  }
+  const value = outputs[LEDGER_OUTPUT]?.value;
+  if (value === undefined) return { known: true, ledger: undefined };
+  const ledger = typeof value === "string" ? decodeLedger(value) : undefined;
+  return ledger ? { known: true, ledger } : { known: false, reason: `the state's ${LEDGER_OUTPUT} output is not a ledger of this library` };
+}
