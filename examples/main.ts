@@ -4,9 +4,9 @@
  * fallback flavor for when that region has none, and creates (or adopts) the API token the CI
  * pipeline uses.
  *
- *   GPUCLOUD_BASE_URL=... GPUCLOUD_USERNAME=... GPUCLOUD_PASSWORD=... npx cdktf-cli@0.21 deploy
+ *   GPUCLOUD_BASE_URL=... GPUCLOUD_USERNAME=... GPUCLOUD_PASSWORD=... npx --yes cdktf-cli@0.21 deploy
  *
- * With CDK Terrain: import from "cdktn" and "cdktf-gpucloud/cdktn", and run npx cdktn-cli@0.24 deploy.
+ * With CDK Terrain: import from "cdktn" and "cdktf-gpucloud/cdktn", and run npx --yes cdktn-cli@0.24 deploy.
  *
  * Credentials are read by the scripts that Terraform runs, from terraform's environment; they
  * are never part of this program or of the synthesized cdk.tf.json.

@@ -8,13 +8,34 @@ import { parseArgs } from "node:util";
 
 import { describeFilter, describeOffer, type FlavorFilter, selectFlavors } from "../client";
 import { CredentialEnv, DEFAULT_ENV_PREFIX } from "../protocol";
-import { ConfigError, envPrefixOf, secretValues } from "../shared/config";
+import { ConfigError, type ConfigReader, envPrefixOf, isHttpUrl, secretValues } from "../shared/config";
 import { type RuntimeContext, withClient } from "../shared/context";
 import { errorMessage } from "../shared/error-message";
 import { fetchCatalog } from "../shared/flavor-catalog";
 import { normalizeFlavor } from "../shared/flavor-query";
 import { createOutput, Redactor } from "../shared/output";
 import { flavorTable } from "./flavor-table";
+
+/**
+ * The exit codes, one per kind of failure, so that a pipeline can tell a command typed wrong from
+ * a secret its job lacks and from an API that said no (docs/flavors.md has the same table).
+ */
+export const ExitCode = {
+  OK: 0,
+  /** The API: unreachable, the credentials refused, no such region, or anything else that failed. */
+  API: 1,
+  USAGE: 2,
+  /** A variable is missing or invalid: nothing was sent to the API. */
+  CONFIGURATION: 3,
+} as const;
+
+/** What the configuration's messages say to a user of this CLI: the shell's environment and --base-url. */
+export const CLI_READER: ConfigReader = {
+  environment: "in this shell's environment",
+  run: "one gpucloud command",
+  addressOption: () => "pass --base-url URL",
+  addressOverride: (_envPrefix, variable, account) => `--base-url, which overrides ${variable}; ${account}`,
+};
 
 const HELP = `Usage: gpucloud flavors [options]
 
@@ -43,12 +64,22 @@ Options (repeat --region and --gpu to accept several):
   --verbose           print progress (login, retries) on stderr
   -h, --help          print this help
 
-Credentials come from the environment, as for the Terraform scripts:
-  ${CredentialEnv.BASE_URL}, and ${CredentialEnv.API_TOKEN}, or ${CredentialEnv.USERNAME} with
-  ${CredentialEnv.PASSWORD} or ${CredentialEnv.PASSWORD_MD5} (the same names after another
-  --env-prefix). No account's secrets are ever printed.
+Environment (this shell's, the variables the Terraform scripts read; with --env-prefix, the
+same names with that prefix instead of ${DEFAULT_ENV_PREFIX}):
+  ${CredentialEnv.BASE_URL.padEnd(24)}  the API's base URL, unless --base-url is given
+  ${CredentialEnv.API_TOKEN.padEnd(24)}  an API token (no login); used when set
+  ${CredentialEnv.USERNAME.padEnd(24)}  else log in as this user, with
+  ${CredentialEnv.PASSWORD.padEnd(24)}  the password (plain text), or
+  ${CredentialEnv.PASSWORD_MD5.padEnd(24)}  its md5 (32 hex characters)
+  ${CredentialEnv.TIMEOUT_SECONDS.padEnd(24)}  time budget of the command, retries included
+                            (default 120; never prefixed)
+No account's secrets are ever printed.
 
-Exit status: 0 (also when nothing matches: the reason is on stderr), 1 on an error, 2 on bad usage.
+Exit status:
+  ${ExitCode.OK}  the flavors were listed (also when none matches: the reason is on stderr)
+  ${ExitCode.API}  the API: it cannot be reached, refused the credentials or has no such region
+  ${ExitCode.USAGE}  bad usage: an unknown command or option, or a bad option value
+  ${ExitCode.CONFIGURATION}  configuration: a variable above is missing or invalid (nothing was sent)
 `;
 
 export interface CliIo {
@@ -68,42 +99,40 @@ interface FlavorsCommand {
   readonly envPrefix: string;
 }
 
-/** Runs the CLI and returns the exit code. Never throws; every line it prints is redacted. */
+/** Runs the CLI and returns the exit code ({@link ExitCode}). Never throws; every line it prints is redacted. */
 export async function runCli(io: CliIo): Promise<number> {
   const redactor = new Redactor(secretValues(io.env));
   const stderr = (text: string) => io.writeStderr(redactor.redact(text));
   const [command, ...rest] = io.argv;
-  if (command === undefined || command === "help" || command === "-h" || command === "--help") {
+  if (command === undefined) {
+    io.writeStderr(HELP);
+    return ExitCode.USAGE;
+  }
+  if (command === "help" || command === "-h" || command === "--help") {
     io.writeStdout(HELP);
-    return command === undefined ? 2 : 0;
+    return ExitCode.OK;
   }
   try {
     if (command !== "flavors") throw new UsageError(`unknown command "${command}"; expected: flavors`);
     const parsed = parseFlavorsArgs(rest);
     if (parsed === "help") {
       io.writeStdout(HELP);
-      return 0;
+      return ExitCode.OK;
     }
     return await listFlavors(parsed, io, redactor);
   } catch (err) {
-    const message = errorMessage(err);
-    stderr(`gpucloud: error: ${message}\n`);
+    stderr(`gpucloud: error: ${errorMessage(err)}\n`);
     if (err instanceof UsageError) {
       stderr("Run `gpucloud --help` for the options.\n");
-      return 2;
+      return ExitCode.USAGE;
     }
-    return 1;
+    return err instanceof ConfigError ? ExitCode.CONFIGURATION : ExitCode.API;
   }
 }
 
 async function listFlavors(cmd: FlavorsCommand, io: CliIo, redactor: Redactor): Promise<number> {
   const out = createOutput(cmd.verbose ? io.writeStderr : () => undefined, redactor);
-  const ctx: RuntimeContext = { env: io.env, cwd: process.cwd(), out };
-  // The scripts' message speaks of Terraform's environment and a construct's baseUrl prop; here the user typed a command.
-  const baseUrlVariable = `${cmd.envPrefix}BASE_URL`;
-  if (!cmd.baseUrl?.trim() && !io.env[baseUrlVariable]?.trim()) {
-    throw new UsageError(`no API address: pass --base-url URL, or set ${baseUrlVariable} in the environment`);
-  }
+  const ctx: RuntimeContext = { env: io.env, cwd: process.cwd(), out, configReader: CLI_READER };
   const groups = await withClient(ctx, cmd.baseUrl, (client) => fetchCatalog(client, [cmd.filter]), cmd.envPrefix);
   const matches = selectFlavors(groups, cmd.filter);
   if (cmd.json) {
@@ -114,7 +143,7 @@ async function listFlavors(cmd: FlavorsCommand, io: CliIo, redactor: Redactor): 
   if (matches.length === 0) {
     io.writeStderr(redactor.redact(`no flavor matches (${describeFilter(cmd.filter)}). ${describeOffer(groups, cmd.filter)}\n`));
   }
-  return 0;
+  return ExitCode.OK;
 }
 
 function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
@@ -179,6 +208,9 @@ function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
     spot: values.spot ? true : values["no-spot"] ? false : undefined,
     maxPricePerHour,
   };
+  const baseUrl = values["base-url"];
+  // The value is not quoted back: an address may carry a password.
+  if (baseUrl !== undefined && !isHttpUrl(baseUrl)) throw new UsageError("--base-url must be an http:// or https:// URL");
   let envPrefix: string;
   try {
     envPrefix = envPrefixOf(values["env-prefix"]);
@@ -186,7 +218,7 @@ function parseFlavorsArgs(args: readonly string[]): FlavorsCommand | "help" {
     if (!(err instanceof ConfigError)) throw err;
     throw new UsageError(`--env-prefix: ${err.message}`);
   }
-  return { filter, json: values.json === true, verbose: values.verbose === true, baseUrl: values["base-url"], envPrefix };
+  return { filter, json: values.json === true, verbose: values.verbose === true, baseUrl, envPrefix };
 }
 
 if (require.main === module) {
@@ -200,7 +232,7 @@ if (require.main === module) {
       process.exitCode = code;
     },
     () => {
-      process.exitCode = 1;
+      process.exitCode = ExitCode.API;
     },
   );
 }

@@ -7,13 +7,26 @@
 import { startEmulator } from "./server";
 import { type EmulatorOptions, type EmulatorUser, type RunningEmulator, STORE_NAMES, type StoreNames } from "./types";
 
+/** The exit codes, the same as the gpucloud CLI's for the same kinds of failure (docs/emulator.md). */
+export const ExitCode = {
+  /** Stopped by SIGINT or SIGTERM after serving, or --help. */
+  OK: 0,
+  /** It could not start (the port is taken, say). */
+  CANNOT_START: 1,
+  USAGE: 2,
+  /** Half of an account's pair of variables is set. */
+  CONFIGURATION: 3,
+} as const;
+
 export const USAGE = `Usage: gpucloud-emulator [options]
 
-Serves an in-memory GPU cloud API (login, flavors, API tokens) for tests and demos.
+Serves an in-memory GPU cloud API (login, flavors, API tokens) for tests and demos, until
+SIGINT (Ctrl-C) or SIGTERM.
 
 Options:
   --host H              address to listen on (default 127.0.0.1; keep it on loopback)
-  --port N              port, 0 = a random free port (default 0)
+  --port N              port, 0 = a random free port (default 0); the first line printed
+                        is "gpucloud emulator listening on http://HOST:PORT"
   --user NAME:PASSWORD  an account that can log in; repeatable, each user its own account
                         (its own API tokens). Puts the password in the process list: for
                         throwaway test passwords only.
@@ -25,13 +38,16 @@ Options:
   --store-names HOW     how token names are stored: as-given (default), trimmed or
                         lower-cased (as some services do)
   --verbose             print one line per request (method, path, status, duration)
-  --help                print this help
+  -h, --help            print this help
 
-Accounts: --user if given; else from the environment, the variables the Terraform scripts
-read: GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD, and for each other account prefix
-GPUCLOUD_<NAME>_ (a GpuCloudAccount's envPrefix) GPUCLOUD_<NAME>_USERNAME and
-GPUCLOUD_<NAME>_PASSWORD, each pair its own account (both of a pair must be set); else the
-demo account demo:demo-password, which the startup lines name.
+Environment (this shell's, read when no --user is given: the accounts the Terraform
+scripts will log in with, so that no password is on the command line):
+  GPUCLOUD_USERNAME, GPUCLOUD_PASSWORD
+                        one account (both or neither; GPUCLOUD_PASSWORD_MD5 is not
+                        enough: the emulator needs the plain password)
+  GPUCLOUD_<NAME>_USERNAME, GPUCLOUD_<NAME>_PASSWORD
+                        one more account per prefix (a GpuCloudAccount's envPrefix)
+With neither --user nor these, it serves the demo account demo:demo-password and says so.
 
 Control surface (not part of the API; no authentication, keep it on loopback):
   GET    /_emulator/state                 tokens (with values), request statistics, faults
@@ -41,7 +57,13 @@ Control surface (not part of the API; no authentication, keep it on loopback):
                                           name-1 … name-N sharing one createdAt)
   DELETE /_emulator/tokens/{id}           delete a token as if in the console
   POST   /_emulator/expire-access-tokens  make every issued access token expire now
-  POST   /_emulator/reset-stats           zero the request statistics`;
+  POST   /_emulator/reset-stats           zero the request statistics
+
+Exit status:
+  ${ExitCode.OK}  stopped by SIGINT or SIGTERM, or --help
+  ${ExitCode.CANNOT_START}  it could not start (the port is taken, say)
+  ${ExitCode.USAGE}  bad usage: an unknown option or a bad option value
+  ${ExitCode.CONFIGURATION}  configuration: half of an account's pair of variables is set`;
 
 export interface CliIo {
   readonly out: (line: string) => void;
@@ -59,6 +81,11 @@ interface ParsedArgs {
 }
 
 class UsageError extends Error {}
+/** The environment cannot be served as it is: it names the variables to set. */
+class ConfigurationError extends Error {}
+
+/** Where the variables are read from, as the messages say it. */
+const ENVIRONMENT = "in this shell's environment";
 
 function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
@@ -86,7 +113,7 @@ function accountsFromEnv(env: NodeJS.ProcessEnv): EmulatorUser[] {
     if (!user) continue;
     const twice = users.find((u) => u.username === user.username);
     if (twice)
-      throw new UsageError(
+      throw new ConfigurationError(
         `${prefix}USERNAME names the user "${user.username}" of another account too (${twice.account}USERNAME): give each account its own user`,
       );
     users.push(user);
@@ -100,19 +127,24 @@ function accountFromEnv(env: NodeJS.ProcessEnv, prefix: string): EmulatorUser | 
   const password = env[P] ?? "";
   if (username === "" && password === "") {
     if (env[M]) {
-      throw new UsageError(`${M} is set without ${U}: set ${U} and ${P} (the emulator needs the plain password), or pass --user`);
+      throw new ConfigurationError(
+        `${M} is set ${ENVIRONMENT} without ${U}: set ${U} and ${P} (the emulator needs the plain password), or pass --user`,
+      );
     }
     return undefined;
   }
-  if (username === "") throw new UsageError(`${P} is set but ${U} is not: set both, or pass --user NAME:PASSWORD`);
+  if (username === "") throw new ConfigurationError(`${P} is set ${ENVIRONMENT} but ${U} is not: set both, or pass --user NAME:PASSWORD`);
   if (password === "") {
     const md5 = env[M] ? ` (${M} is not enough: the emulator needs the plain password)` : "";
-    throw new UsageError(`${U} is set but ${P} is not${md5}: set both, or pass --user NAME:PASSWORD`);
+    throw new ConfigurationError(`${U} is set ${ENVIRONMENT} but ${P} is not${md5}: set both, or pass --user NAME:PASSWORD`);
   }
   return { username, password, account: prefix };
 }
 
-/** Parses the command line; throws UsageError on anything it does not understand. */
+/**
+ * Parses the command line, and the environment when it names no user; throws a UsageError on an
+ * argument it does not understand, a ConfigurationError on half of an account's pair.
+ */
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedArgs {
   let help = false;
   let verbose = false;
@@ -216,27 +248,31 @@ const defaultIo: CliIo = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-/** Runs the CLI; resolves with the exit code once the emulator has stopped (2 = bad arguments). */
+/** Runs the CLI; resolves with the exit code ({@link ExitCode}) once the emulator has stopped. */
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
   let parsed: ParsedArgs;
   try {
     parsed = parseArgs(argv, io.env ?? process.env);
   } catch (e) {
+    if (e instanceof ConfigurationError) {
+      io.err(`gpucloud-emulator: error: ${e.message}`);
+      return ExitCode.CONFIGURATION;
+    }
     if (!(e instanceof UsageError)) throw e;
-    io.err(`gpucloud-emulator: ${e.message}`);
-    io.err("Try --help.");
-    return 2;
+    io.err(`gpucloud-emulator: error: ${e.message}`);
+    io.err("Run `gpucloud-emulator --help` for the options.");
+    return ExitCode.USAGE;
   }
   if (parsed.help) {
     io.out(USAGE);
-    return 0;
+    return ExitCode.OK;
   }
   let emulator: RunningEmulator;
   try {
     emulator = await startEmulator({ ...parsed.options, ...(parsed.verbose && { log: io.out }) });
   } catch (e) {
-    io.err(`gpucloud-emulator: cannot start: ${e instanceof Error ? e.message : String(e)}`);
-    return 1;
+    io.err(`gpucloud-emulator: error: cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    return ExitCode.CANNOT_START;
   }
   io.out(`gpucloud emulator listening on ${emulator.url}`);
   const users = parsed.options.users;
@@ -262,7 +298,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   });
   await emulator.close();
   io.out("gpucloud emulator stopped");
-  return 0;
+  return ExitCode.OK;
 }
 
 if (require.main === module) {
@@ -271,8 +307,8 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`gpucloud-emulator: ${e instanceof Error ? e.message : String(e)}\n`);
-      process.exitCode = 1;
+      process.stderr.write(`gpucloud-emulator: error: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exitCode = ExitCode.CANNOT_START;
     },
   );
 }

@@ -6,7 +6,7 @@ import type { Emulator } from "./api";
 import { faultsError, FaultState } from "./faults";
 import type { Body, Reply, Route } from "./http";
 import { BODY_MAX_BYTES, envelope, errorReply, HttpError, matchRoute, parseJsonObject } from "./http";
-import type { EmulatorFaults } from "./types";
+import type { EmulatorFaults, EmulatorState } from "./types";
 
 const CONTROL_ROUTES: readonly Route[] = [
   { template: "/_emulator/state", pattern: /^\/_emulator\/state$/, methods: ["GET"] },
@@ -28,12 +28,10 @@ export function control(emulator: Emulator, method: string, path: string, body: 
     }
     if (body.tooLarge) throw new HttpError(413, `request body exceeds ${BODY_MAX_BYTES} bytes`);
     switch (route.template) {
-      case "/_emulator/state":
-        return envelope(200, "emulator state", {
-          tokens: emulator.store.records(),
-          stats: emulator.stats(),
-          faults: emulator.faults.config,
-        });
+      case "/_emulator/state": {
+        const state: EmulatorState = { tokens: emulator.store.records(), stats: emulator.stats(), faults: emulator.faults.config };
+        return envelope(200, "emulator state", state);
+      }
       case "/_emulator/faults": {
         const faults = parseJsonObject(body.text);
         const error = faultsError(faults);

@@ -11,6 +11,7 @@ export type {
   EmulatorFaults,
   EmulatorOptions,
   EmulatorRateLimit,
+  EmulatorState,
   EmulatorStats,
   EmulatorTokenRecord,
   EmulatorUser,

@@ -201,6 +201,13 @@ export interface EmulatorStats {
   readonly byRoute: Readonly<Record<string, number>>;
 }
 
+/** What `GET /_emulator/state` answers in its envelope's `data`: the same as `tokens()`, `stats()` and the faults set. */
+export interface EmulatorState {
+  readonly tokens: EmulatorTokenRecord[];
+  readonly stats: EmulatorStats;
+  readonly faults: EmulatorFaults;
+}
+
 export interface AddTokenInput {
   /** The account to add it to (see EmulatorUser.account); default: the shared account. */
   readonly account?: string;

@@ -30,6 +30,38 @@ export interface RuntimeConfig {
   readonly rateLimitAdvice: string;
 }
 
+/**
+ * Who reads the configuration, as its messages name where to set a variable and what else can
+ * give the API's address: the script Terraform runs ({@link TERRAFORM_SCRIPT}, the default) or
+ * the `gpucloud` CLI, whose user sets them somewhere else.
+ */
+export interface ConfigReader {
+  /** Where the variables are read from, as a message says it ("in the environment of …"). */
+  readonly environment: string;
+  /** What one budget of GPUCLOUD_TIMEOUT_SECONDS bounds ("one script run"). */
+  readonly run: string;
+  /** The other way to give the API's address, as "set <variable> …, or <this>" ends. */
+  addressOption(envPrefix: string): string;
+  /** Where an address that overrides `variable` came from, for messages about the address (`account` names whose). */
+  addressOverride(envPrefix: string, variable: string, account: string): string;
+}
+
+/**
+ * The script Terraform runs: the variables come from terraform's environment, and an address
+ * from a construct's or a GpuCloudAccount's `baseUrl`. The script sees one `base_url` for both:
+ * an account with a prefix of its own is the only one that can carry it (a construct with
+ * `account` may not have a `baseUrl`); under the default prefix it may be either.
+ */
+export const TERRAFORM_SCRIPT: ConfigReader = {
+  environment: "in the environment of the process that runs terraform",
+  run: "one script run",
+  addressOption: (envPrefix) => `the baseUrl prop of the ${envPrefix === DEFAULT_ENV_PREFIX ? "construct" : "GpuCloudAccount"}`,
+  addressOverride: (envPrefix, variable, account) =>
+    envPrefix === DEFAULT_ENV_PREFIX
+      ? `the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides ${variable}; ${account}`
+      : `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`,
+};
+
 const DEFAULT_TIMEOUT_SECONDS = 120;
 /** Bounds of GPUCLOUD_TIMEOUT_SECONDS: one second to one day (well inside what Node's timers accept). */
 const MIN_TIMEOUT_SECONDS = 1;
@@ -37,10 +69,10 @@ const MAX_TIMEOUT_SECONDS = 86_400;
 
 type AccountEnv = ReturnType<typeof accountEnv>;
 
-function credentialsHelp(names: AccountEnv): string {
+function credentialsHelp(names: AccountEnv, reader: ConfigReader): string {
   return (
     `set ${names.API_TOKEN}, or ${names.USERNAME} with ${names.PASSWORD} ` +
-    `(plain text) or ${names.PASSWORD_MD5} (its md5 hex), in the environment of the process that runs terraform`
+    `(plain text) or ${names.PASSWORD_MD5} (its md5 hex), ${reader.environment}`
   );
 }
 
@@ -66,14 +98,14 @@ export function envPrefixOf(value: string | undefined): string {
   return value;
 }
 
-/** The budget of one script run (GPUCLOUD_TIMEOUT_SECONDS, range-checked), in ms. */
-function runBudgetMs(env: NodeJS.ProcessEnv): number {
+/** The budget of one run (GPUCLOUD_TIMEOUT_SECONDS, range-checked), in ms. */
+function runBudgetMs(env: NodeJS.ProcessEnv, reader: ConfigReader = TERRAFORM_SCRIPT): number {
   const timeoutText = nonEmpty(env[CredentialEnv.TIMEOUT_SECONDS]);
   const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < MIN_TIMEOUT_SECONDS || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
     throw new ConfigError(
       `${CredentialEnv.TIMEOUT_SECONDS} must be a number of seconds from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS} ` +
-        `(the budget of one script run), got "${String(timeoutText).slice(0, 40)}"`,
+        `(the budget of ${reader.run}), got "${String(timeoutText).slice(0, 40)}"`,
     );
   }
   return Math.round(timeoutSeconds * 1000);
@@ -89,47 +121,52 @@ export function runBudgetMsOrDefault(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * Reads the connection settings of one account from the environment of the Terraform process:
- * the variables named with `envPrefix` (GPUCLOUD_ for the default account). `baseUrlOverride` is
- * the construct's or the account's optional, non-secret `baseUrl`. A message names only this
- * account's variables.
+ * Reads the connection settings of one account from the environment: the variables named with
+ * `envPrefix` (GPUCLOUD_ for the default account). `baseUrlOverride` is the optional, non-secret
+ * address given otherwise (a construct's or an account's `baseUrl`, the CLI's `--base-url`). A
+ * message names only this account's variables, and says where to set them as `reader` does.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, baseUrlOverride?: string, envPrefix: string = DEFAULT_ENV_PREFIX): RuntimeConfig {
-  const names = accountEnv(envPrefixOf(envPrefix));
+export function loadConfig(
+  env: NodeJS.ProcessEnv,
+  baseUrlOverride?: string,
+  envPrefix: string = DEFAULT_ENV_PREFIX,
+  reader: ConfigReader = TERRAFORM_SCRIPT,
+): RuntimeConfig {
+  const prefix = envPrefixOf(envPrefix);
+  const names = accountEnv(prefix);
   const baseUrl = nonEmpty(baseUrlOverride) ?? nonEmpty(env[names.BASE_URL]);
   if (!baseUrl) {
-    throw new ConfigError(
-      `no API address: set ${names.BASE_URL} in the environment of the process that runs terraform, ` +
-        `or the baseUrl prop of the ${envPrefix === DEFAULT_ENV_PREFIX ? "construct" : "GpuCloudAccount"}`,
-    );
+    throw new ConfigError(`no API address: set ${names.BASE_URL} ${reader.environment}, or ${reader.addressOption(prefix)}`);
   }
-  if (!/^https?:\/\/[^/]/i.test(baseUrl)) {
+  if (!isHttpUrl(baseUrl)) {
     throw new ConfigError(`${names.BASE_URL} must be an http:// or https:// URL`);
   }
 
-  const totalTimeoutMs = runBudgetMs(env);
-  const credentials = credentialsFrom(env, names);
+  const totalTimeoutMs = runBudgetMs(env, reader);
+  const credentials = credentialsFrom(env, names, reader);
   return {
     baseUrl,
-    baseUrlSource: baseUrlSource(nonEmpty(baseUrlOverride) !== undefined, names.BASE_URL, envPrefixOf(envPrefix)),
+    baseUrlSource: baseUrlSource(nonEmpty(baseUrlOverride) !== undefined, names.BASE_URL, prefix, reader),
     totalTimeoutMs,
     ...credentials,
     rateLimitAdvice: rateLimitAdvice(totalTimeoutMs, "apiToken" in credentials.credentials, names),
   };
 }
 
-/**
- * Where the base URL came from, as a user would look for it. The script sees one `base_url` for
- * a construct's `baseUrl` prop and its account's: an account with a prefix of its own is the
- * only one that can carry it (a construct with `account` may not have a `baseUrl`); under the
- * default prefix it may be either.
- */
-export function baseUrlSource(fromConfiguration: boolean, variable: string, envPrefix: string): string {
+/** Whether an address has the form the client takes: http:// or https:// and a host. */
+export function isHttpUrl(text: string): boolean {
+  return /^https?:\/\/[^/]/i.test(text.trim());
+}
+
+/** Where the base URL came from, as a user would look for it (the variable, or what overrides it). */
+export function baseUrlSource(
+  fromConfiguration: boolean,
+  variable: string,
+  envPrefix: string,
+  reader: ConfigReader = TERRAFORM_SCRIPT,
+): string {
   const account = envPrefix === DEFAULT_ENV_PREFIX ? `the default account, ${DEFAULT_ENV_PREFIX}*` : `account ${envPrefix}*`;
-  if (!fromConfiguration) return `from ${variable}; ${account}`;
-  if (envPrefix !== DEFAULT_ENV_PREFIX)
-    return `the baseUrl of the GpuCloudAccount with envPrefix ${envPrefix}, which overrides ${variable}`;
-  return `the baseUrl prop of the construct (or of its GpuCloudAccount), which overrides ${variable}; ${account}`;
+  return fromConfiguration ? reader.addressOverride(envPrefix, variable, account) : `from ${variable}; ${account}`;
 }
 
 /** What a user can change when the API keeps throttling a run. */
@@ -142,13 +179,17 @@ function rateLimitAdvice(budgetMs: number, apiToken: boolean, names: AccountEnv)
   );
 }
 
-function credentialsFrom(env: NodeJS.ProcessEnv, names: AccountEnv): { credentials: Credentials; credentialSource: string } {
+function credentialsFrom(
+  env: NodeJS.ProcessEnv,
+  names: AccountEnv,
+  reader: ConfigReader,
+): { credentials: Credentials; credentialSource: string } {
   const apiToken = nonEmpty(env[names.API_TOKEN]);
   const username = nonEmpty(env[names.USERNAME]);
   // A password is used exactly as given: spaces at either end may be part of it.
   const password = env[names.PASSWORD] ? env[names.PASSWORD] : undefined;
   const passwordMd5 = nonEmpty(env[names.PASSWORD_MD5]);
-  const help = credentialsHelp(names);
+  const help = credentialsHelp(names, reader);
 
   if (apiToken) return { credentials: { apiToken }, credentialSource: names.API_TOKEN };
   if (!username && !password && !passwordMd5) {

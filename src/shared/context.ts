@@ -3,7 +3,7 @@ import type { Credentials } from "../client/credentials";
 import { openNodeHttpSender } from "../client/node-http-sender";
 import type { SessionStore } from "../client/session";
 import { DEFAULT_ENV_PREFIX, type RunTicket } from "../protocol";
-import { loadConfig } from "./config";
+import { type ConfigReader, loadConfig } from "./config";
 import type { Output } from "./output";
 
 /** What a command needs from the world; tests build one in-process. */
@@ -19,6 +19,8 @@ export interface RuntimeContext {
    * not): given the run's ticket, the API's base URL, the account's variable prefix and its credentials.
    */
   readonly sessionStore?: (ticket: RunTicket, baseUrl: string, envPrefix: string, credentials: Credentials) => SessionStore;
+  /** Who reads the configuration, for its messages (the CLI sets it; the script's is the default). */
+  readonly configReader?: ConfigReader;
 }
 
 /**
@@ -42,7 +44,7 @@ function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = 
  * to the same output as the command's own.
  */
 export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: string): ApiClient {
-  const config = loadConfig(ctx.env, baseUrlOverride, envPrefix);
+  const config = loadConfig(ctx.env, baseUrlOverride, envPrefix, ctx.configReader);
   ctx.out.info(`credentials from ${config.credentialSource}`);
   // node:http, not undici: see ../client/node-http-sender.ts.
   return new ApiClient(

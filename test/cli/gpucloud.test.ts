@@ -6,7 +6,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
+import { CLI_READER, ExitCode } from "../../src/cli/gpucloud";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { loadConfig } from "../../src/shared/config";
 import { bundleProgram, type Ran, runProcess } from "../support/processes";
 
 const PASSWORD = "cli-secret-password-77e1";
@@ -77,10 +79,35 @@ describe("gpucloud CLI", () => {
     ]) {
       expect(ran.stdout).toContain(`  ${option}`);
     }
-    for (const variable of ["GPUCLOUD_BASE_URL", "GPUCLOUD_API_TOKEN", "GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD", "GPUCLOUD_PASSWORD_MD5"]) {
-      expect(ran.stdout).toContain(variable);
+    // Every variable the CLI reads, each on a line of its own in the Environment section.
+    const environment = ran.stdout.slice(ran.stdout.indexOf("\nEnvironment"), ran.stdout.indexOf("\nExit status"));
+    for (const variable of [
+      "GPUCLOUD_BASE_URL",
+      "GPUCLOUD_API_TOKEN",
+      "GPUCLOUD_USERNAME",
+      "GPUCLOUD_PASSWORD",
+      "GPUCLOUD_PASSWORD_MD5",
+      "GPUCLOUD_TIMEOUT_SECONDS",
+    ]) {
+      expect(environment).toMatch(new RegExp(`^  ${variable} +\\S`, "m"));
     }
     expect((await run(["--help"])).stdout).toBe(ran.stdout);
+  });
+
+  test("--help's exit status table and docs/flavors.md's are the codes the CLI returns", async () => {
+    const help = (await run(["--help"])).stdout;
+    const helpCodes = [...help.slice(help.indexOf("\nExit status")).matchAll(/^ {2}(\d) {2}/gm)].map((m) => Number(m[1]));
+    expect(helpCodes).toEqual(Object.values(ExitCode));
+    const docs = readFileSync(path.join(root, "docs/flavors.md"), "utf8");
+    const docCodes = [...docs.matchAll(/^\| (\d) \| /gm)].map((m) => Number(m[1]));
+    expect(docCodes).toEqual(Object.values(ExitCode));
+  });
+
+  test("no command: the usage on stderr, nothing on stdout, exit 2", async () => {
+    const ran = await run([]);
+    expect(ran.code).toBe(ExitCode.USAGE);
+    expect(ran.stdout).toBe("");
+    expect(ran.stderr).toMatch(/^Usage: gpucloud flavors/);
   });
 
   test("prints a table sorted like Flavors, with the same matching (families, region case)", async () => {
@@ -169,6 +196,7 @@ describe("gpucloud CLI", () => {
       [["flavors", "--max-price", "free"], "--max-price must be a number greater than 0"],
       [["flavors", "--nope"], "Unknown option '--nope'"],
       [["tokens"], 'unknown command "tokens"'],
+      [["flavors", "--base-url", "ftp://api.example.test"], "--base-url must be an http:// or https:// URL"],
     ] as const) {
       const ran = await run([...args]);
       expect(ran.code).toBe(2);
@@ -176,17 +204,36 @@ describe("gpucloud CLI", () => {
     }
   });
 
-  test("credential problems name the variables, never the values", async () => {
+  test("credential problems name the variables, never the values: refused by the API 1, missing 3", async () => {
     const wrong = await run(["flavors", "--verbose"], { GPUCLOUD_PASSWORD: `${PASSWORD}-wrong` });
-    expect(wrong.code).toBe(1);
+    expect(wrong.code).toBe(ExitCode.API);
     expect(wrong.stderr).toMatch(/invalid username or password/i);
     expect(wrong.stderr).not.toContain(`${PASSWORD}-wrong`);
+    const requests = emulator.stats().requests;
     const none = await run(["flavors"], { GPUCLOUD_USERNAME: "", GPUCLOUD_PASSWORD: "" });
-    expect(none.code).toBe(1);
-    expect(none.stderr).toContain("GPUCLOUD_API_TOKEN");
+    expect(none.code).toBe(ExitCode.CONFIGURATION);
+    // The CLI's own context: this shell, not Terraform's process.
+    expect(none.stderr).toBe(
+      "gpucloud: error: no credentials: set GPUCLOUD_API_TOKEN, or GPUCLOUD_USERNAME with GPUCLOUD_PASSWORD (plain text) " +
+        "or GPUCLOUD_PASSWORD_MD5 (its md5 hex), in this shell's environment\n",
+    );
+    const budget = await run(["flavors"], { GPUCLOUD_TIMEOUT_SECONDS: "0" });
+    expect(budget.code).toBe(ExitCode.CONFIGURATION);
+    expect(budget.stderr).toContain("(the budget of one gpucloud command)");
+    expect(emulator.stats().requests).toBe(requests);
     // --verbose says where the credentials came from, by variable name.
     const verbose = await run(["flavors", "--verbose", "--gpu", "L40S"]);
     expect(verbose.stderr).toContain("credentials from GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD");
+  });
+
+  test("an address from --base-url is named as such where a message names the address", () => {
+    const env = { GPUCLOUD_API_TOKEN: "t", GPUCLOUD_PROD_API_TOKEN: "t" };
+    expect(loadConfig(env, "https://api.example.test", undefined, CLI_READER).baseUrlSource).toBe(
+      "--base-url, which overrides GPUCLOUD_BASE_URL; the default account, GPUCLOUD_*",
+    );
+    expect(loadConfig(env, "https://api.example.test", "GPUCLOUD_PROD_", CLI_READER).baseUrlSource).toBe(
+      "--base-url, which overrides GPUCLOUD_PROD_BASE_URL; account GPUCLOUD_PROD_*",
+    );
   });
 
   test("--env-prefix reads another account's variables, and its secrets are never printed", async () => {
@@ -209,19 +256,20 @@ describe("gpucloud CLI", () => {
       expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(prodPassword);
 
       const missing = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_"], { GPUCLOUD_PROD_BASE_URL: prod.url });
-      expect(missing.code).toBe(1);
+      expect(missing.code).toBe(ExitCode.CONFIGURATION);
       expect(missing.stderr).toContain(
         "no credentials: set GPUCLOUD_PROD_API_TOKEN, or GPUCLOUD_PROD_USERNAME with GPUCLOUD_PROD_PASSWORD",
       );
 
       // No address at all: the CLI names its own option and the variable, not a construct's prop.
       const noAddress = await run(["flavors", "--env-prefix", "GPUCLOUD_PROD_"], { GPUCLOUD_PROD_API_TOKEN: "x" });
-      expect(noAddress.code).toBe(2);
-      expect(noAddress.stderr).toContain("no API address: pass --base-url URL, or set GPUCLOUD_PROD_BASE_URL in the environment");
-      expect(noAddress.stderr).not.toContain("baseUrl prop");
+      expect(noAddress.code).toBe(ExitCode.CONFIGURATION);
+      expect(noAddress.stderr).toBe(
+        "gpucloud: error: no API address: set GPUCLOUD_PROD_BASE_URL in this shell's environment, or pass --base-url URL\n",
+      );
 
       const bad = await run(["flavors", "--env-prefix", "prod"]);
-      expect(bad.code).toBe(2);
+      expect(bad.code).toBe(ExitCode.USAGE);
       expect(bad.stderr).toContain("--env-prefix: the account's environment prefix must be upper-case letters");
       for (const text of [ran, wrong, missing].flatMap((r) => [r.stdout, r.stderr])) expect(text).not.toContain(prodPassword);
     } finally {

@@ -5,17 +5,20 @@
  * feature flags their init writes into cdktf.json. An example is written for one flavour; the
  * other flavour's version is the same code with the imports its comments name swapped
  * (`cdktf` ⇄ `cdktn`, `cdktf-gpucloud` ⇄ `cdktf-gpucloud/cdktn`). A block whose first line starts
- * with `// Fragment` is not a whole program and is left out; every other block must run.
+ * with `// Fragment` is not a whole program and is left out; every other block must run. An
+ * example that reads the scripts' variables from `process.env` (the client's) runs against the
+ * emulator, once with each kind of credential, and must reach it.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import ts from "typescript";
 
+import { md5Hex, type RunningEmulator, startEmulator } from "../../src/emulator";
 import { CDKTF_INIT_COMPILER_OPTIONS } from "../package/consumer";
 import { type MarkdownExample, typescriptExamples, userDocs } from "../support/markdown-examples";
+import { runProcess } from "../support/processes";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -44,6 +47,20 @@ function inFlavour(code: string, flavour: Flavour): string {
 
 const usesConstructLibrary = (code: string): boolean => /from "(cdktf|cdktn)"/.test(code);
 
+/** The example takes the API's address and credentials from the variables the scripts read. */
+const readsCredentials = (code: string): boolean => /process\.env\b/.test(code) && /GPUCLOUD_/.test(code);
+
+const USER = { username: "docs-reader", password: "docs-example-password" };
+let api: RunningEmulator;
+let apiToken: string;
+
+/** The kinds of credentials the README's table lists, as a pipeline's environment gives them. */
+const CREDENTIAL_KINDS: Record<string, () => NodeJS.ProcessEnv> = {
+  "API token": () => ({ GPUCLOUD_API_TOKEN: apiToken }),
+  password: () => ({ GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password }),
+  "password md5": () => ({ GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD_MD5: md5Hex(USER.password) }),
+};
+
 /** A project folder with what the flavour's init installs, this package linked in as a dependency would be. */
 function freshProject(flavour: Flavour): string {
   const dir = mkdtempSync(path.join(tmpdir(), `gpucloud-doc-examples-${flavour}-`));
@@ -64,6 +81,8 @@ interface Case {
   readonly flavour: Flavour;
   readonly name: string;
   readonly source: string;
+  /** The kind of credential it runs with against the emulator (see CREDENTIAL_KINDS), if it reads them. */
+  readonly credentials?: string;
 }
 
 const examples = userDocs(root).flatMap((file) => typescriptExamples(root, file));
@@ -76,11 +95,20 @@ const cases: Case[] = examples
       name: `${example.file}:${example.line} (${flavour})`,
       source: inFlavour(example.code, flavour),
     })),
+  )
+  .flatMap((c) =>
+    readsCredentials(c.source)
+      ? Object.keys(CREDENTIAL_KINDS).map((kind) => ({ ...c, name: `${c.name.slice(0, -1)}, ${kind})`, credentials: kind }))
+      : [c],
   );
 
 const projects = new Map<Flavour, string>();
 const compileErrors = new Map<string, string>();
-const fileOf = (c: Case): string => path.join(projects.get(c.flavour)!, `${c.example.file.replace(/[/.]/g, "-")}-${c.example.line}.ts`);
+const fileOf = (c: Case): string =>
+  path.join(
+    projects.get(c.flavour)!,
+    `${c.example.file.replace(/[/.]/g, "-")}-${c.example.line}${c.credentials ? `-${c.credentials.replace(/\W/g, "-")}` : ""}.ts`,
+  );
 
 /** One compiler host for all examples, sharing the parsed declaration files of the dependencies. */
 function cachingHost(): ts.CompilerHost {
@@ -96,7 +124,9 @@ function cachingHost(): ts.CompilerHost {
   return host;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
+  api = await startEmulator({ users: [USER] });
+  apiToken = api.addToken({ name: "docs-example" }).token;
   const host = cachingHost();
   const format = { getCanonicalFileName: (f: string) => f, getCurrentDirectory: () => root, getNewLine: () => "\n" };
   for (const flavour of ["cdktf", "cdktn"] as const) projects.set(flavour, freshProject(flavour));
@@ -109,6 +139,9 @@ beforeAll(() => {
     else program.emit();
   }
 }, 120_000);
+afterAll(async () => {
+  await api?.close();
+});
 
 test("the docs have TypeScript examples, and only a few are fragments", () => {
   expect(cases.length).toBeGreaterThan(0);
@@ -116,17 +149,29 @@ test("the docs have TypeScript examples, and only a few are fragments", () => {
   expect(examples.filter((e) => e.fragment).map((e) => `${e.file}:${e.line}`).length).toBeLessThanOrEqual(4);
 });
 
-test.each(cases.map((c) => [c.name, c]))("%s compiles and runs as pasted", (_name, c) => {
+test("the client's example is among those run against the emulator", () => {
+  expect(cases.filter((c) => c.credentials !== undefined).map((c) => c.example.file)).toContain("docs/client.md");
+});
+
+test.each(cases.map((c) => [c.name, c]))("%s compiles and runs as pasted", async (_name, c) => {
   expect(compileErrors.get(c.name) ?? "").toBe("");
   const outdir = mkdtempSync(path.join(tmpdir(), "gpucloud-doc-example-out-"));
-  const ran = spawnSync(process.execPath, [fileOf(c).replace(/\.ts$/, ".js")], {
+  // Only the variables the case gives: none of the machine's GPUCLOUD_* reach an example.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("GPUCLOUD_")));
+  const credentials = c.credentials === undefined ? {} : { GPUCLOUD_BASE_URL: api.url, ...CREDENTIAL_KINDS[c.credentials]() };
+  const before = api.stats();
+  // Not spawnSync: the emulator answers from this process, whose event loop must keep running.
+  const ran = await runProcess(process.execPath, [fileOf(c).replace(/\.ts$/, ".js")], {
     cwd: projects.get(c.flavour),
-    env: { ...process.env, CDKTF_OUTDIR: outdir, CDKTF_CONTEXT_JSON: JSON.stringify(initContext[c.flavour]) },
-    encoding: "utf8",
-    timeout: 60_000,
+    env: { ...env, ...credentials, CDKTF_OUTDIR: outdir, CDKTF_CONTEXT_JSON: JSON.stringify(initContext[c.flavour]) },
   });
   expect(ran.stderr).toBe("");
-  expect(ran.status).toBe(0);
+  expect(ran.code).toBe(0);
+  if (c.credentials !== undefined) {
+    // It reached the API with the credential it was given: a password logs in, a token does not.
+    expect(api.stats().requests).toBeGreaterThan(before.requests);
+    expect(api.stats().logins - before.logins).toBe(c.credentials === "API token" ? 0 : 1);
+  }
   if (/\.synth\(\)/.test(c.source)) {
     const stacks = path.join(outdir, "stacks");
     const written = existsSync(stacks) ? readdirSync(stacks).filter((s) => existsSync(path.join(stacks, s, "cdk.tf.json"))) : [];

@@ -68,7 +68,7 @@ describe("gpucloud-emulator accounts from the command line and the environment",
       { username: "prod-bot", password: "p-pw", account: "GPUCLOUD_PROD_" },
     ]);
     expect(() => parseArgs([], { ...env, GPUCLOUD_PROD_PASSWORD: "" })).toThrow(
-      /GPUCLOUD_PROD_USERNAME is set but GPUCLOUD_PROD_PASSWORD is not: set both/,
+      /GPUCLOUD_PROD_USERNAME is set in this shell's environment but GPUCLOUD_PROD_PASSWORD is not: set both/,
     );
     expect(() => parseArgs([], { ...env, GPUCLOUD_PROD_USERNAME: "staging-bot" })).toThrow(/of another account too/);
   });

@@ -3,8 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 
+import { ExitCode as GpucloudExitCode } from "../../src/cli/gpucloud";
 import { md5Hex, startEmulator } from "../../src/emulator";
-import { main, parseArgs, USAGE } from "../../src/emulator/cli";
+import { ExitCode, main, parseArgs, USAGE } from "../../src/emulator/cli";
 import { bundleProgram } from "../support/processes";
 import { call } from "./helpers";
 
@@ -71,11 +72,17 @@ describe("parseArgs", () => {
   });
 
   test.each([
-    [{ GPUCLOUD_USERNAME: "ci" }, /GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not: set both, or pass --user/],
-    [{ GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD: "" }, /GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not/],
+    [
+      { GPUCLOUD_USERNAME: "ci" },
+      /GPUCLOUD_USERNAME is set in this shell's environment but GPUCLOUD_PASSWORD is not: set both, or pass --user/,
+    ],
+    [
+      { GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD: "" },
+      /GPUCLOUD_USERNAME is set in this shell's environment but GPUCLOUD_PASSWORD is not/,
+    ],
     [{ GPUCLOUD_USERNAME: "ci", GPUCLOUD_PASSWORD_MD5: "0".repeat(32) }, /GPUCLOUD_PASSWORD_MD5 is not enough/],
-    [{ GPUCLOUD_PASSWORD: "pw-secret" }, /GPUCLOUD_PASSWORD is set but GPUCLOUD_USERNAME is not/],
-    [{ GPUCLOUD_PASSWORD_MD5: "0".repeat(32) }, /GPUCLOUD_PASSWORD_MD5 is set without GPUCLOUD_USERNAME/],
+    [{ GPUCLOUD_PASSWORD: "pw-secret" }, /GPUCLOUD_PASSWORD is set in this shell's environment but GPUCLOUD_USERNAME is not/],
+    [{ GPUCLOUD_PASSWORD_MD5: "0".repeat(32) }, /GPUCLOUD_PASSWORD_MD5 is set in this shell's environment without GPUCLOUD_USERNAME/],
   ])("a half-set account %j fails, naming the variables (no demo fallback)", (env, message) => {
     expect(() => parseArgs([], env)).toThrow(message);
     try {
@@ -85,12 +92,13 @@ describe("parseArgs", () => {
     }
   });
 
-  test("main exits 2 on a half-set account, before listening", async () => {
+  test("main exits 3 (configuration) on a half-set account, before listening, naming this shell's environment", async () => {
     const c = capture();
-    expect(await main([], { ...c.io, env: { GPUCLOUD_USERNAME: "ci" } })).toBe(2);
-    expect(c.err[0]).toBe(
-      "gpucloud-emulator: GPUCLOUD_USERNAME is set but GPUCLOUD_PASSWORD is not: set both, or pass --user NAME:PASSWORD",
-    );
+    expect(await main([], { ...c.io, env: { GPUCLOUD_USERNAME: "ci" } })).toBe(3);
+    expect(c.err).toEqual([
+      "gpucloud-emulator: error: GPUCLOUD_USERNAME is set in this shell's environment but GPUCLOUD_PASSWORD is not: " +
+        "set both, or pass --user NAME:PASSWORD",
+    ]);
     expect(c.out).toEqual([]);
   });
 
@@ -116,7 +124,29 @@ describe("main (in process)", () => {
     expect(await main(["--help"], c.io)).toBe(0);
     expect(c.out.join("\n")).toBe(USAGE);
     expect(USAGE).toMatch(/--user NAME:PASSWORD/);
-    expect(USAGE).toMatch(/GPUCLOUD_USERNAME and GPUCLOUD_PASSWORD/);
+    const environment = USAGE.slice(USAGE.indexOf("\nEnvironment"), USAGE.indexOf("\nControl surface"));
+    for (const variable of [
+      "GPUCLOUD_USERNAME",
+      "GPUCLOUD_PASSWORD",
+      "GPUCLOUD_PASSWORD_MD5",
+      "GPUCLOUD_<NAME>_USERNAME",
+      "GPUCLOUD_<NAME>_PASSWORD",
+    ]) {
+      expect(environment).toContain(variable);
+    }
+  });
+
+  test("--help's exit status table is the codes main returns, and means what the gpucloud CLI's codes mean", () => {
+    const listed = [...USAGE.slice(USAGE.indexOf("\nExit status")).matchAll(/^ {2}(\d) {2}/gm)].map((m) => Number(m[1]));
+    expect(listed).toEqual(Object.values(ExitCode));
+    expect([ExitCode.OK, ExitCode.USAGE, ExitCode.CONFIGURATION]).toEqual([
+      GpucloudExitCode.OK,
+      GpucloudExitCode.USAGE,
+      GpucloudExitCode.CONFIGURATION,
+    ]);
+    // docs/emulator.md's table too.
+    const docs = readFileSync(path.join(__dirname, "../../docs/emulator.md"), "utf8");
+    expect([...docs.matchAll(/^\| (\d) \| /gm)].map((m) => Number(m[1]))).toEqual(Object.values(ExitCode));
   });
 
   test("--help lists every control endpoint the server routes", () => {
@@ -132,7 +162,10 @@ describe("main (in process)", () => {
   test("bad arguments → message on stderr and exit code 2", async () => {
     const c = capture();
     expect(await main(["--port", "x"], c.io)).toBe(2);
-    expect(c.err[0]).toMatch(/^gpucloud-emulator: --port must be an integer/);
+    expect(c.err).toEqual([
+      'gpucloud-emulator: error: --port must be an integer between 0 and 65535 (got "x")',
+      "Run `gpucloud-emulator --help` for the options.",
+    ]);
     expect(c.out).toEqual([]);
   });
 
@@ -141,7 +174,7 @@ describe("main (in process)", () => {
     try {
       const c = capture();
       expect(await main(["--port", String(busy.port)], c.io)).toBe(1);
-      expect(c.err.join("\n")).toMatch(/cannot start/);
+      expect(c.err.join("\n")).toMatch(/^gpucloud-emulator: error: cannot start: /);
     } finally {
       await busy.close();
     }

@@ -1,9 +1,12 @@
 // What `npm publish` would ship: exactly what the exports, the bins and the runtime bundle need,
 // and a manifest without install-time scripts.
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
-import { REPO, run } from "./consumer";
+import { markdownBlocks, userDocs } from "../support/markdown-examples";
+import { packLibrary, REPO, run } from "./consumer";
 
 interface PackInfo {
   files: { path: string }[];
@@ -26,45 +29,18 @@ interface Manifest {
 
 const manifest = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")) as Manifest;
 
-// Relative module specifiers in compiled .js (require) and .d.ts (import/export ... from) files.
-const SPECIFIER = /(?:\brequire\(\s*|\bimport\(\s*|\bfrom\s+|^\s*import\s+)["'](\.{1,2}\/[^"']*)["']/gm;
+// One reading of what the entry points need, for the tests and for prepack's check.
+const { closure, entryPoints, problems } = require("../../scripts/pack-check.cjs") as {
+  closure(dir: string, entries: string[]): { reached: Set<string>; missing: string[] };
+  entryPoints(manifest: Manifest): string[];
+  problems(dir: string, files: string[]): string[];
+};
 
-/** Every file reachable from `entries` through relative imports (with each module's .js/.d.ts twin), as package-relative paths. */
-function closure(entries: string[]): Set<string> {
-  const found = new Set<string>();
-  const queue = [...entries];
-  while (queue.length > 0) {
-    const rel = queue.pop()!;
-    if (found.has(rel)) continue;
-    const abs = path.join(REPO, rel);
-    if (!existsSync(abs)) throw new Error(`${rel} is referenced but was not built`);
-    found.add(rel);
-    if (!/\.(js|d\.ts)$/.test(rel)) continue;
-    // A module ships as a pair: its code and its declarations.
-    const twin = rel.endsWith(".d.ts") ? rel.replace(/\.d\.ts$/, ".js") : rel.replace(/\.js$/, ".d.ts");
-    if (existsSync(path.join(REPO, twin))) queue.push(twin);
-    for (const m of readFileSync(abs, "utf8").matchAll(SPECIFIER)) {
-      const base = path.posix.join(path.posix.dirname(rel), m[1]).replace(/\.js$/, "");
-      const ext = rel.endsWith(".d.ts") ? ".d.ts" : ".js";
-      const candidates = [`${base}${ext}`, `${base}/index${ext}`];
-      const hit = candidates.find((c) => existsSync(path.join(REPO, c)));
-      if (!hit) throw new Error(`${rel} imports ${m[1]}, found neither of ${candidates.join(", ")}`);
-      queue.push(hit);
-    }
-  }
-  return found;
-}
-
-function entryPoints(): string[] {
-  const targets = [manifest.main, manifest.types, ...Object.values(manifest.bin)];
-  for (const target of Object.values(manifest.exports)) {
-    targets.push(...(typeof target === "string" ? [target] : Object.values(target)));
-  }
-  for (const map of Object.values(manifest.typesVersions)) for (const list of Object.values(map)) targets.push(...list);
-  // The script Terraform runs (the launcher, the script proper, its package.json): a folder
-  // found by path at synth time, not imported.
-  targets.push("lib/assets/gpucloud-tf.js", "lib/assets/gpucloud-tf-main.js", "lib/assets/package.json");
-  return [...new Set(targets.map((t) => path.posix.normalize(t)).filter((t) => t !== "package.json"))];
+/** Every file the manifest's entry points reach in the built tree; none may be missing. */
+function needed(): Set<string> {
+  const { reached, missing } = closure(REPO, entryPoints(manifest));
+  expect(missing).toEqual([]);
+  return reached;
 }
 
 describe("npm pack --dry-run", () => {
@@ -90,14 +66,14 @@ describe("npm pack --dry-run", () => {
     ]) {
       expect(files).toContain(f);
     }
-    const needed = closure(entryPoints());
-    expect([...needed].filter((f) => !files.includes(f))).toEqual([]);
+    expect([...needed()].filter((f) => !files.includes(f))).toEqual([]);
+    expect(problems(REPO, files)).toEqual([]);
   });
 
   test("ships nothing else: no unexported runtime modules, no sources, no repo tooling", () => {
-    const needed = closure(entryPoints());
+    const reached = needed();
     const extra = files.filter(
-      (f) => !needed.has(f) && !["LICENSE", "README.md", "CHANGELOG.md", "package.json", "lib-cdktn/README.md"].includes(f),
+      (f) => !reached.has(f) && !["LICENSE", "README.md", "CHANGELOG.md", "package.json", "lib-cdktn/README.md"].includes(f),
     );
     expect(extra).toEqual([]);
     // Spelled out, for the reader: the script Terraform runs ships only as the bundle (its entry
@@ -121,11 +97,69 @@ describe("npm pack --dry-run", () => {
   });
 });
 
+describe("a package that cannot ship empty", () => {
+  const check = path.join(REPO, "scripts", "pack-check.cjs");
+  let bare: string;
+  beforeAll(() => {
+    // A checkout without lib/ and lib-cdktn/: what a clone holds before its first build.
+    bare = mkdtempSync(path.join(os.tmpdir(), "gpucloud-bare-"));
+    for (const f of ["package.json", "README.md", "LICENSE", "CHANGELOG.md"]) copyFileSync(path.join(REPO, f), path.join(bare, f));
+  });
+  afterAll(() => rmSync(bare, { recursive: true, force: true }));
+
+  test("npm itself packs such a checkout without a word: four files, exit 0 (why the check exists)", () => {
+    const res = run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], bare);
+    expect((JSON.parse(res.stdout) as PackInfo[])[0].files.map((f) => f.path).sort()).toEqual([
+      "CHANGELOG.md",
+      "LICENSE",
+      "README.md",
+      "package.json",
+    ]);
+  });
+
+  test("the check fails on it, naming what is missing and what to run", () => {
+    const res = spawnSync(process.execPath, [check], { cwd: bare, encoding: "utf8" });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain("lib/index.js (named by package.json)");
+    expect(res.stderr).toContain("lib-cdktn/index.js (named by package.json)");
+    expect(res.stderr).toContain("lib/assets/gpucloud-tf-main.js (named by package.json)");
+    expect(res.stderr).toContain("npm run build");
+  });
+
+  test("the check passes this built package, and the tarball npm pack makes of it", () => {
+    const here = spawnSync(process.execPath, [check], { cwd: REPO, encoding: "utf8" });
+    expect([here.status, here.stderr]).toEqual([0, ""]);
+    const dest = mkdtempSync(path.join(os.tmpdir(), "gpucloud-tgz-"));
+    try {
+      const tgz = spawnSync(process.execPath, [check, packLibrary(dest)], { encoding: "utf8" });
+      expect([tgz.status, tgz.stderr]).toEqual([0, ""]);
+      expect(tgz.stdout).toMatch(/every entry point and the modules it reaches/);
+    } finally {
+      rmSync(dest, { recursive: true, force: true });
+    }
+  });
+
+  test("every package path the README and docs import is an export the package ships", () => {
+    const imported = new Set(
+      userDocs(REPO)
+        .flatMap((file) => markdownBlocks(REPO, file))
+        .flatMap((b) => [...b.code.matchAll(/from "(cdktf-gpucloud(?:\/[\w-]+)?)"/g)].map((m) => m[1])),
+    );
+    expect([...imported].sort()).toEqual(["cdktf-gpucloud", "cdktf-gpucloud/cdktn", "cdktf-gpucloud/client", "cdktf-gpucloud/emulator"]);
+    for (const specifier of imported) {
+      const exported = manifest.exports[specifier.replace(/^cdktf-gpucloud/, ".")] as Record<string, string>;
+      expect([specifier, needed().has(exported.default.replace(/^\.\//, ""))]).toEqual([specifier, true]);
+    }
+  });
+});
+
 describe("published manifest", () => {
-  test("consumers get no install-time script; the build runs on prepack", () => {
+  test("consumers get no install-time script; prepack builds afresh, then checks the package", () => {
     for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(manifest.scripts[hook]).toBeUndefined();
-    // A clean build: no stale module from an earlier build can ship.
-    expect(manifest.scripts.prepack).toMatch(/rmSync\(d, \{ recursive: true, force: true \}\).* && npm run build$/);
+    // A clean build (no stale module from an earlier build can ship), then the check above.
+    expect(manifest.scripts.prepack).toMatch(
+      /rmSync\(d, \{ recursive: true, force: true \}\).* && npm run build && node scripts\/pack-check\.cjs$/,
+    );
     // `npm test` (what .ci/run and the README call after `npm ci`) still builds first.
     expect(manifest.scripts.pretest).toMatch(/npm run build/);
   });

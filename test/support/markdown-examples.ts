@@ -1,14 +1,19 @@
-// The TypeScript examples of the user docs, as a reader copies them: every ```ts / ```typescript
-// block of README.md and docs/*.md, with where it starts, so a failure names the line to fix.
+// The code blocks of the user docs, as a reader copies them: every fenced block of README.md and
+// docs/*.md with its language and where it starts, so a failure names the line to fix.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
-export interface MarkdownExample {
+export interface MarkdownBlock {
   /** The markdown file, relative to the repository root. */
   readonly file: string;
   /** The 1-based line of the block's first code line. */
   readonly line: number;
+  /** The fence's language (`ts`, `sh`, `json`, …; "" when none). */
+  readonly language: string;
   readonly code: string;
+}
+
+export interface MarkdownExample extends MarkdownBlock {
   /** The block says on its first line that it is not a whole program (`// Fragment…`). */
   readonly fragment: boolean;
 }
@@ -24,25 +29,28 @@ export function userDocs(root: string): string[] {
   return ["README.md", ...docs];
 }
 
-export function typescriptExamples(root: string, file: string): MarkdownExample[] {
+/** Every fenced block of `file`, in order. */
+export function markdownBlocks(root: string, file: string): MarkdownBlock[] {
   const lines = readFileSync(path.join(root, file), "utf8").split("\n");
-  const out: MarkdownExample[] = [];
-  let open: { line: number; body: string[]; typescript: boolean } | undefined;
+  const out: MarkdownBlock[] = [];
+  let open: { line: number; body: string[]; language: string } | undefined;
   lines.forEach((text, index) => {
     if (!text.startsWith("```")) {
       open?.body.push(text);
       return;
     }
     if (open === undefined) {
-      const info = text.slice(3).trim().split(/\s+/)[0];
-      open = { line: index + 2, body: [], typescript: info === "ts" || info === "typescript" };
+      open = { line: index + 2, body: [], language: text.slice(3).trim().split(/\s+/)[0] };
       return;
     }
-    if (open.typescript) {
-      const code = open.body.join("\n") + "\n";
-      out.push({ file, line: open.line, code, fragment: FRAGMENT_MARKER.test(open.body[0] ?? "") });
-    }
+    out.push({ file, line: open.line, language: open.language, code: open.body.join("\n") + "\n" });
     open = undefined;
   });
   return out;
+}
+
+export function typescriptExamples(root: string, file: string): MarkdownExample[] {
+  return markdownBlocks(root, file)
+    .filter((b) => b.language === "ts" || b.language === "typescript")
+    .map((b) => ({ ...b, fragment: FRAGMENT_MARKER.test(b.code.split("\n")[0]) }));
 }
