@@ -127,4 +127,28 @@ describe("GpuCloudAccount", () => {
       expect(Object.keys(planTimeReadQuery(stackJson(one))).filter((k) => k.endsWith(".name"))).toHaveLength(3);
     });
   });
+
+  test("allowedIdentities pins the account: each of its ApiTokens carries the pin in the stack read's query", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const account = new GpuCloudAccount(stack, "prod", {
+      envPrefix: "GPUCLOUD_PROD_",
+      allowedIdentities: ["user ci-bot", "API token sha256:0123456789ab"],
+    });
+    new ApiToken(stack, "ci", { name: "ci", account });
+    new ApiToken(stack, "free", { name: "free" });
+    const query = planTimeReadQuery(stackJson(stack));
+    const pins = Object.entries(query).filter(([k]) => k.endsWith(".pin"));
+    expect(pins).toEqual([[expect.stringMatching(/^t\d+\.pin$/), '["user ci-bot","API token sha256:0123456789ab"]']]);
+  });
+
+  test.each([
+    [[], /allowedIdentities must be a non-empty list/],
+    [["alice"], /allowedIdentities\[0\] must be an identity as plans print it, "user <name>" or "API token sha256:<12 hex>", got "alice"/],
+    [["user ok", "API token sha256:xyz"], /allowedIdentities\[1\] must be an identity/],
+  ])("allowedIdentities %j fails at synth, naming the construct", (identities, message) => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    expect(() => new GpuCloudAccount(stack, "acct", { allowedIdentities: identities })).toThrow(message);
+    expect(() => new GpuCloudAccount(stack, "acct2", { allowedIdentities: identities })).toThrow(/GpuCloudAccount "s\/acct2"/);
+  });
 });

@@ -34,36 +34,51 @@ export function pinError(tokens: readonly ManagedToken[], current: LedgerAccount
   );
 }
 
+/** What the plan says about the account its credentials reach: a refusal, or the warning of a move on purpose. */
+export interface AccountSwitch {
+  readonly refusal?: string;
+  readonly moving?: string;
+}
+
 /**
- * The error when the last apply managed these tokens on another identity or API address and the
- * credentials now list none of them: another account, or tokens revoked, which this plan cannot tell
- * apart, so it says both. Another credential or address of the same account lists them: no error.
+ * When the last apply managed these tokens on another identity or API address and the credentials
+ * now list none of them: another account, or tokens revoked, which this plan cannot tell apart, so
+ * it says both and refuses, unless <prefix>MOVE_TO names this account (then it warns that the old
+ * tokens stay active). Another credential or address of the same account lists them: nothing.
  */
-export function accountSwitchError(
+export function accountSwitch(
   managed: ReadonlyArray<{ readonly m: ManagedToken; readonly last: LastManaged | undefined }>,
   listed: readonly TokenView[],
   current: LedgerAccount,
   opts: { readonly env: NodeJS.ProcessEnv; readonly workspace: string },
-): string | undefined {
+): AccountSwitch {
   const before = managed.filter(
     (e): e is { m: ManagedToken; last: LastManaged & { account: LedgerAccount } } =>
       e.last?.account !== undefined && e.last.id !== "" && !e.last.pending && e.last.account.prefix === current.prefix,
   );
   const moved = before.filter(({ last }) => last.account.identity !== current.identity || last.account.api !== current.api);
-  if (moved.length === 0 || before.some(({ last }) => listed.some((t) => t.id === last.id))) return undefined;
+  if (moved.length === 0 || before.some(({ last }) => listed.some((t) => t.id === last.id))) return {};
   const names = accountEnv(current.prefix);
-  if ((opts.env[names.MOVE_TO] ?? "").trim() === accountLabel(current)) return undefined;
   const was = [...new Set(moved.map(({ last }) => accountLabel(last.account)))].join(" and ");
   const tokens = moved.map(({ last }) => `"${last.name}" (id ${last.id})`).join(", ");
-  return (
-    `the credentials of account ${current.prefix}* log in as ${accountLabel(current)}, but the last apply of this stack ` +
-    `(workspace "${opts.workspace}") managed its API tokens as ${was}, and these credentials list none of them: ${tokens}. ` +
-    `They reach another account, or those tokens were revoked. Nothing was planned. If these are the wrong credentials, set ` +
-    `${names.API_TOKEN} (or ${names.USERNAME} with its password) and ${names.BASE_URL} to those of the account the stack ` +
-    `manages. To manage the stack's tokens on this account from now on, plan and apply once with ` +
-    `${names.MOVE_TO}="${accountLabel(current)}": tokens of these names are then created or adopted here, and the ones above ` +
-    `stay ACTIVE where they are.`
-  );
+  if ((opts.env[names.MOVE_TO] ?? "").trim() === accountLabel(current)) {
+    return {
+      moving:
+        `${names.MOVE_TO} moves the stack's API tokens of account ${current.prefix}* to ${accountLabel(current)}: tokens of their ` +
+        `names are created or adopted here, and those the last apply managed as ${was} stay ACTIVE there: ${tokens}. ` +
+        `Revoke them there if nothing uses them; remove ${names.MOVE_TO} once this is applied.`,
+    };
+  }
+  return {
+    refusal:
+      `the credentials of account ${current.prefix}* log in as ${accountLabel(current)}, but the last apply of this stack ` +
+      `(workspace "${opts.workspace}") managed its API tokens as ${was}, and these credentials list none of them: ${tokens}. ` +
+      `They reach another account, or those tokens were revoked. Nothing was planned. If these are the wrong credentials, set ` +
+      `${names.API_TOKEN} (or ${names.USERNAME} with its password) and ${names.BASE_URL} to those of the account the stack ` +
+      `manages. To manage the stack's tokens on this account from now on, plan and apply once with ` +
+      `${names.MOVE_TO}="${accountLabel(current)}": tokens of these names are then created or adopted here, and the ones above ` +
+      `stay ACTIVE where they are.`,
+  };
 }
 
 /**

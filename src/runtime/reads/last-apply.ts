@@ -17,10 +17,15 @@ export type LastApply =
 /** Variables the plan's own command line and logging bring, which `output` refuses or would log the state with. */
 const NOT_FOR_THE_CHILD = ["TF_CLI_ARGS", "TF_CLI_ARGS_output", "TF_LOG", "TF_LOG_CORE", "TF_LOG_PROVIDER", "TF_LOG_PATH"];
 
+/** The variable that names the binary, if one does. */
+function namingVariable(env: NodeJS.ProcessEnv): string | undefined {
+  return [CredentialEnv.TERRAFORM, CDKTF_TERRAFORM_BINARY_ENV].find((name) => env[name]);
+}
+
 /** The binaries to try, in order: the one named, else terraform, else tofu (OpenTofu). */
 function candidates(env: NodeJS.ProcessEnv): string[] {
-  const named = env[CredentialEnv.TERRAFORM] || env[CDKTF_TERRAFORM_BINARY_ENV];
-  return named ? [named] : ["terraform", "tofu"];
+  const variable = namingVariable(env);
+  return variable !== undefined ? [env[variable]!] : ["terraform", "tofu"];
 }
 
 /** The first line that says what went wrong, without the user information of any URL in it (a backend's password). */
@@ -53,9 +58,13 @@ export async function readLastApply(env: NodeJS.ProcessEnv, cwd: string, workspa
     if (ran.error !== undefined) return { known: false, reason: ran.error };
     return ledgerOf(ran.stdout, binary);
   }
+  const variable = namingVariable(env);
   return {
     known: false,
-    reason: `no ${candidates(env).join(" or ")} on PATH (set ${CredentialEnv.TERRAFORM} to the terraform or tofu binary that runs the plan)`,
+    reason:
+      variable !== undefined
+        ? `${variable} names "${env[variable]}", which cannot be found`
+        : `no terraform or tofu on PATH (set ${CredentialEnv.TERRAFORM} to the binary that runs the plan)`,
   };
 }
 

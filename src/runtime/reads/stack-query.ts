@@ -77,7 +77,23 @@ function parseToken(slot: string, entry: ReadonlyMap<string, string>): ManagedTo
     envPrefix: envPrefix ? envPrefixOf(envPrefix) : undefined,
     path: entry.get(StackReadQueryField.PATH) ?? "",
     valueInState: entry.get(StackReadQueryField.VALUE_IN_STATE) !== "false",
+    allowedIdentities: pinOf(entry.get(StackReadQueryField.PIN), slot),
   };
+}
+
+/** The identities a pin allows (a JSON array of strings), undefined without a pin. */
+function pinOf(text: string | undefined, slot: string): string[] | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((i) => typeof i === "string")) {
+    throw new ConfigError(`query.${slot}.${StackReadQueryField.PIN} must be a JSON array of identities (set by the GpuCloudAccount)`);
+  }
+  return parsed as string[];
 }
 
 export function isLookup(entry: ManagedToken | StackLookup): entry is StackLookup {

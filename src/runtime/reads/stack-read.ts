@@ -26,7 +26,7 @@ import { type AppliedRecord, readAppliedRecords } from "../records/applied-recor
 import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
 import { startRun } from "../run/run-start";
 import { tokensSinceRunWalk } from "../run/run-walk";
-import { accountSwitchError, type LastManaged, pinError, removedTokenWarnings, unknownLastApplyWarning } from "./account-checks";
+import { accountSwitch, type LastManaged, pinError, removedTokenWarnings, unknownLastApplyWarning } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
@@ -72,17 +72,15 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
       const current = currentAccount(account);
       const last = (m: ManagedToken) => lastManaged(m, lastApply, records.applied);
       // Before anything is planned on it: credentials of another account fail the plan.
-      const refused =
-        pinError(tokens, current) ??
-        accountSwitchError(
-          tokens.map((m) => ({ m, last: last(m) })),
-          listed,
-          current,
-          { env: ctx.env, workspace: workspace ?? "default" },
-        );
-      if (refused !== undefined) throw new ReadError(new Error(refused), tokens);
+      const pinned = pinError(tokens, current);
+      if (pinned !== undefined) throw new ReadError(new Error(pinned), tokens);
+      const lastOf = tokens.map((m) => ({ m, last: last(m) }));
+      const { refusal, moving } = accountSwitch(lastOf, listed, current, { env: ctx.env, workspace: workspace ?? "default" });
+      if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
+      if (moving !== undefined) report.warnInPlan(moving);
       for (const m of tokens) {
-        const fields = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);
+        // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
+        const fields = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
         Object.assign(report.result, fields);
         const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
         if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });

@@ -1,0 +1,178 @@
+/**
+ * What the last apply managed, as the plan-time read learns it from the state (the ledger output,
+ * `terraform output -json`), and what it concludes: the binary it runs and the environment it gives
+ * it, what it says when it cannot, the account checks and the removal warning. Real Terraform runs
+ * these in test/terraform/accounts-fresh-runners.test.ts; here stand-in binaries pin each case.
+ */
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+import { decodeLedger, encodeLedger, type LedgerToken } from "../../src/protocol";
+import { accountSwitch, removedTokenWarnings } from "../../src/runtime/reads/account-checks";
+import { readLastApply } from "../../src/runtime/reads/last-apply";
+import type { ManagedToken } from "../../src/runtime/reads/stack-query";
+
+const ALICE = { prefix: "GPUCLOUD_", api: "https://a.example", identity: "user alice" };
+const BOB = { prefix: "GPUCLOUD_", api: "https://b.example", identity: "user bob" };
+
+/** A stand-in terraform: a shell script in a folder of its own. */
+function binary(script: string): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "last-apply-bin-")), "terraform");
+  writeFileSync(file, `#!/bin/sh\n${script}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+const managed = (name: string, over: Partial<ManagedToken> = {}): ManagedToken => ({
+  slot: "t0",
+  key: `k-${name}`,
+  path: `s/${name}`,
+  name,
+  previousNames: [],
+  valueInState: true,
+  ...over,
+});
+
+describe("the ledger", () => {
+  test("round-trips, keys sorted, each account once", () => {
+    const tokens = new Map<string, LedgerToken>([
+      ["s/b", { name: "b", id: "tok_b", account: BOB }],
+      ["s/a", { name: "a", id: "tok_a", account: ALICE }],
+      ["s/c", { name: "c", id: "tok_c", account: ALICE }],
+    ]);
+    const text = encodeLedger(tokens);
+    expect(text).toBe(
+      '{"a":{"GPUCLOUD_ https://a.example":"user alice","GPUCLOUD_ https://b.example":"user bob"},' +
+        '"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"],"s/b":["b","tok_b","GPUCLOUD_ https://b.example"],' +
+        '"s/c":["c","tok_c","GPUCLOUD_ https://a.example"]}}',
+    );
+    expect(decodeLedger(text)).toEqual(tokens);
+    expect(decodeLedger('{"a":{},"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"]}}')).toBeUndefined();
+    expect(decodeLedger("not json")).toBeUndefined();
+  });
+});
+
+describe("reading the last apply from the state", () => {
+  const cwd = mkdtempSync(path.join(tmpdir(), "last-apply-"));
+  const ledgerText = encodeLedger(new Map([["s/a", { name: "a", id: "tok_a", account: ALICE }]]));
+
+  test("the ledger output of the state, run in the stack folder and workspace, without the plan's TF_CLI_ARGS or logging", async () => {
+    const log = path.join(cwd, "env.txt");
+    const bin = binary(
+      `echo "$PWD|$*|$TF_WORKSPACE|\${TF_CLI_ARGS-unset}|\${TF_CLI_ARGS_output-unset}|\${TF_LOG-unset}|\${TF_LOG_PATH-unset}" > '${log}'\n` +
+        `echo '${JSON.stringify({ other: { value: "x" }, gpucloud_token_ledger: { value: ledgerText } })}'`,
+    );
+    const env = {
+      GPUCLOUD_TERRAFORM: bin,
+      TF_CLI_ARGS: "-lock-timeout=30s",
+      TF_CLI_ARGS_output: "-x",
+      TF_LOG: "trace",
+      TF_LOG_PATH: "/tmp/x",
+    };
+    const read = await readLastApply(env, cwd, "prod", 10_000);
+    expect(read).toEqual({ known: true, ledger: decodeLedger(ledgerText) });
+    expect(readFileSync(log, "utf8").trim()).toBe(`${cwd}|output -no-color -json|prod|unset|unset|unset|unset`);
+  });
+
+  test("no state yet, or no ledger in it: known, and nothing to compare", async () => {
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: binary("echo '{}'") }, cwd, "default", 10_000)).toEqual({
+      known: true,
+      ledger: undefined,
+    });
+  });
+
+  test("cdktf's TERRAFORM_BINARY_NAME names it when GPUCLOUD_TERRAFORM does not", async () => {
+    const read = await readLastApply({ TERRAFORM_BINARY_NAME: binary("echo '{}'") }, cwd, "default", 10_000);
+    expect(read.known).toBe(true);
+  });
+
+  test("what it cannot read says why, with no password of a backend URL", async () => {
+    const failing = binary(`echo 'Error: failed to connect to postgres://ci:s3cret@db.example/tf' >&2; exit 1`);
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: failing }, cwd, "default", 10_000)).toEqual({
+      known: false,
+      reason: `\`${failing} output -json\` failed: Error: failed to connect to postgres://db.example/tf`,
+    });
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: "/nonexistent/tf" }, cwd, "default", 10_000)).toEqual({
+      known: false,
+      reason: 'GPUCLOUD_TERRAFORM names "/nonexistent/tf", which cannot be found',
+    });
+    expect(await readLastApply({ PATH: "/nonexistent" }, cwd, "default", 10_000)).toEqual({
+      known: false,
+      reason: "no terraform or tofu on PATH (set GPUCLOUD_TERRAFORM to the binary that runs the plan)",
+    });
+    const foreign = binary(`echo '{"gpucloud_token_ledger":{"value":{"not":"ours"}}}'`);
+    expect((await readLastApply({ GPUCLOUD_TERRAFORM: foreign }, cwd, "default", 10_000)).known).toBe(false);
+    const slow = binary("sleep 5");
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: slow }, cwd, "default", 300)).toEqual({
+      known: false,
+      reason: `\`${slow} output -json\` failed: no answer within 0 s`,
+    });
+  });
+});
+
+describe("the account checks", () => {
+  const ledger = (account = ALICE) => ({ id: "tok_a", name: "a", account });
+  const opts = { env: {}, workspace: "prod" };
+
+  test("another identity or address that lists none of the tokens: refused, naming both sides and the move", () => {
+    const { refusal } = accountSwitch([{ m: managed("a"), last: ledger() }], [], BOB, opts);
+    expect(refusal).toContain(
+      'log in as user bob at https://b.example, but the last apply of this stack (workspace "prod") managed its API tokens as ' +
+        'user alice at https://a.example, and these credentials list none of them: "a" (id tok_a).',
+    );
+    expect(refusal).toContain('GPUCLOUD_MOVE_TO="user bob at https://b.example"');
+  });
+
+  test("the same account through another credential or address lists a token: nothing", () => {
+    const listed = [{ id: "tok_a", name: "a", token: "", created_at: 1 }];
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], listed, BOB, opts)).toEqual({});
+    // One token of the account revoked, another listed: the same account.
+    const two = [
+      { m: managed("a"), last: ledger() },
+      { m: managed("b"), last: { id: "tok_b", name: "b", account: ALICE } },
+    ];
+    expect(accountSwitch(two, [{ id: "tok_b", name: "b", token: "", created_at: 1 }], BOB, opts)).toEqual({});
+  });
+
+  test("the same identity at the same address, the token revoked: nothing (the plan recreates it)", () => {
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], [], ALICE, opts)).toEqual({});
+  });
+
+  test("MOVE_TO naming this account: a warning that the old tokens stay active, not a refusal; another label: refused", () => {
+    const moving = accountSwitch([{ m: managed("a"), last: ledger() }], [], BOB, {
+      ...opts,
+      env: { GPUCLOUD_MOVE_TO: " user bob at https://b.example " },
+    });
+    expect(moving.refusal).toBeUndefined();
+    expect(moving.moving).toContain('stay ACTIVE there: "a" (id tok_a)');
+    const other = accountSwitch([{ m: managed("a"), last: ledger() }], [], BOB, { ...opts, env: { GPUCLOUD_MOVE_TO: "user bob" } });
+    expect(other.refusal).toBeDefined();
+  });
+
+  test("a token moved in code to another prefix, or a pending record: not compared", () => {
+    const moved = { ...BOB, prefix: "GPUCLOUD_PROD_" };
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], [], moved, opts)).toEqual({});
+    expect(accountSwitch([{ m: managed("a"), last: { ...ledger(), pending: true } }], [], BOB, opts)).toEqual({});
+  });
+
+  test("removed ApiTokens: warned while their token is listed (or its account is not read); not when moved or revoked", () => {
+    const tokens = new Map<string, LedgerToken>([
+      ["s/gone", { name: "gone", id: "tok_gone", account: ALICE }],
+      ["s/moved", { name: "moved", id: "tok_moved", account: ALICE }],
+      ["s/revoked", { name: "revoked", id: "tok_revoked", account: ALICE }],
+      ["s/elsewhere", { name: "elsewhere", id: "tok_e", account: BOB }],
+    ]);
+    const now = [managed("kept", { path: "s/kept" }), managed("moved-to", { path: "s/moved-to", previousNames: ["MOVED"] })];
+    const listed = [{ id: "tok_gone", name: "gone", token: "", created_at: 1 }];
+    const lines = removedTokenWarnings(tokens, now, (a) => (a.api === ALICE.api ? listed : undefined));
+    expect(lines).toEqual([
+      expect.stringContaining(
+        'API token "gone" (id tok_gone) on user alice at https://a.example (account GPUCLOUD_*) stays ACTIVE: the ApiToken "s/gone"',
+      ),
+      expect.stringContaining(
+        'API token "elsewhere" (id tok_e) on user bob at https://b.example (account GPUCLOUD_*) stays ACTIVE, unless it was revoked since',
+      ),
+    ]);
+  });
+});
