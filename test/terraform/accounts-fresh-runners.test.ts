@@ -48,12 +48,14 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
     if (over.GPUCLOUD_API_TOKEN !== undefined) for (const name of ["GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD"]) delete env[name];
     return fx.init(folder.dir, { env, timeoutMs: 120_000 });
   };
-  const tokens = (...names: string[]) => (stack: TerraformStack) => {
-    for (const name of names) {
-      const token = new ApiToken(stack, name, { name });
-      new TerraformOutput(stack, `${name}_id`, { value: token.tokenId });
-    }
-  };
+  const tokens =
+    (...names: string[]) =>
+    (stack: TerraformStack) => {
+      for (const name of names) {
+        const token = new ApiToken(stack, name, { name });
+        new TerraformOutput(stack, `${name}_id`, { value: token.tokenId });
+      }
+    };
   const named = (api: RunningEmulator, name: string) => api.tokens().filter((t) => t.name === name);
 
   test("prod planned with staging's whole set of variables fails the plan, naming both sides; staging's token of the name is not taken", async () => {
@@ -117,7 +119,9 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
     const plan = await (await job(db, tokens("fr-rot"), staging(), viaToken(second.token))).plan();
     expect(plan.exitCode).toBe(1);
     const said = oneLine(plan.stderr);
-    expect(said).toContain(`these credentials list none of them: "fr-rot" (id ${managed.id}). They reach another account, or those tokens were revoked.`);
+    expect(said).toContain(
+      `these credentials list none of them: "fr-rot" (id ${managed.id}). They reach another account, or those tokens were revoked.`,
+    );
     expect(said).toMatch(/GPUCLOUD_MOVE_TO="API token sha256:[0-9a-f]{12} at /);
     expect(plan.stderr + plan.stdout).not.toContain(second.token);
   });

@@ -115,9 +115,10 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
   test("terraform killed while a create half runs: the orphaned half may finish its write; the next apply adopts it, one token", async () => {
     const p = new Project().synth({ name: "orph-ci" });
     const tf = await p.init();
-    // Slow token calls, so that terraform dies while the create half's POST is at the API (1.5 s before its answer).
+    // Slow token calls, so that terraform dies while the create half's POST is at the API (3 s before its answer, and 3 more
+    // for its look after the create: a test process starved of CPU still kills before the provisioner ends).
     // Told by the API's own count, not by terraform's output, which a test process starved of CPU reads late.
-    fx.emulator.setFaults({ latencyMs: 1_500, paths: ["/api-tokens"] });
+    fx.emulator.setFaults({ latencyMs: 3_000, paths: ["/api-tokens"] });
     try {
       const postsBefore = fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0;
       const { child, result } = await tf.start("apply", ["-auto-approve"]);
