@@ -48,7 +48,7 @@ export { DEFAULT_CREATE_SETTLE_WINDOW_AFTER_SERVER_ERROR_MS, DEFAULT_CREATE_SETT
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 120_000;
-export const DEFAULT_USER_AGENT = "cdktf-gpucloud-client";
+const DEFAULT_USER_AGENT = "cdktf-gpucloud-client";
 /**
  * After a request is throttled (429), walks fetch one page at a time for this long: concurrent
  * pages against a server that counts requests per second would make its next refusals.

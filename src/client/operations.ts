@@ -8,7 +8,7 @@ import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
 import { decodeFlavors, decodeToken, decodeTokenList } from "./schemas";
 import type { HttpCall } from "./transport";
 
-export { foldTokenName, MAX_TOKEN_NAME_LENGTH };
+export { MAX_TOKEN_NAME_LENGTH };
 
 const LIST_FLAVORS = "list flavors (GET /flavors)";
 export const LIST_TOKENS = "list API tokens (GET /api-tokens)";

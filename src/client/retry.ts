@@ -48,7 +48,7 @@ export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = {
  * Network error codes of a request that never reached a server: nothing answers at the address,
  * or the address does not lead anywhere. Retried for {@link RetryPolicy.unreachableMs} only.
  */
-export const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",
@@ -59,7 +59,7 @@ export const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** True for a failure to reach the API at all (see {@link UNREACHABLE_CODES}). */
-export function isUnreachable(err: GpuCloudError): boolean {
+function isUnreachable(err: GpuCloudError): boolean {
   return err.httpStatus === undefined && err.code !== undefined && UNREACHABLE_CODES.has(err.code);
 }
 
@@ -263,7 +263,7 @@ const NETWORK_CODE_WORDS: Readonly<Record<string, string>> = {
 };
 
 /** `a reset connection (ECONNRESET)`: words first, the code in parentheses. */
-export function networkCodeInWords(code: string): string {
+function networkCodeInWords(code: string): string {
   const words = NETWORK_CODE_WORDS[code];
   if (words) return `${words} (${code})`;
   return /CERT|TLS|SSL/i.test(code) ? `a TLS failure (${code})` : `a network error (${code})`;

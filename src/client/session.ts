@@ -17,9 +17,9 @@ import { decodeLogin } from "./schemas";
 import type { HttpCall, HttpTransport } from "./transport";
 
 /** Access token lifetime per spec §5, assumed when the token's `exp` can't be read. */
-export const SPEC_ACCESS_TOKEN_LIFETIME_MS = 30 * 60_000;
+const SPEC_ACCESS_TOKEN_LIFETIME_MS = 30 * 60_000;
 /** Log in again when less than this remains of the access token (at most half its lifetime). */
-export const ACCESS_TOKEN_RENEW_MARGIN_MS = 60_000;
+const ACCESS_TOKEN_RENEW_MARGIN_MS = 60_000;
 export const LOGIN_OPERATION = "log in (POST /authenticate/login)";
 
 export interface Session {

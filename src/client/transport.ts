@@ -17,7 +17,7 @@ import { DEADLINE_CODE, formatSeconds, MIN_ATTEMPT_MS, parseRetryAfterMs } from 
 import type { Decoder } from "./schemas";
 import { decodeEnvelope } from "./schemas";
 
-export type Method = "GET" | "POST" | "PUT";
+type Method = "GET" | "POST" | "PUT";
 
 /** One request of an operation, with the decoder of its successful response. */
 export interface HttpCall<T> {
@@ -46,7 +46,7 @@ export interface TransportOptions {
   readonly authDetail: (call: HttpCall<unknown>, how: string, serverMessage: string | undefined) => string;
 }
 
-export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 export class HttpTransport {
   private readonly sender: HttpSender;

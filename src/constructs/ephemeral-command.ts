@@ -7,7 +7,7 @@ import { ensureLocalProvider } from "./providers";
 import { requireTerraformVersion } from "./terraform-version";
 
 /** Terraform 1.10 introduced ephemeral resources; older versions cannot parse the block. */
-export const EPHEMERAL_MINIMUM_TERRAFORM = "1.10.0";
+const EPHEMERAL_MINIMUM_TERRAFORM = "1.10.0";
 
 /** The arguments of an `ephemeral "local_command"` block (hashicorp/local >= 2.7). */
 export interface LocalCommandArgs {

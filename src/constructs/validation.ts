@@ -9,7 +9,7 @@ export function propError(scope: Construct, kind: string, message: string): Erro
 }
 
 /** Length as the API counts it: characters (code points), not UTF-16 units. */
-export function characterCount(value: string): number {
+function characterCount(value: string): number {
   return [...value].length;
 }
 

@@ -4,8 +4,8 @@
  */
 import { HttpError } from "./http";
 
-export const NAME_MAX = 50;
-export const DESCRIPTION_MAX = 1000;
+const NAME_MAX = 50;
+const DESCRIPTION_MAX = 1000;
 
 const codePoints = (s: string): number => [...s].length;
 

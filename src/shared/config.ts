@@ -52,7 +52,7 @@ export interface ConfigReader {
  * an account with a prefix of its own is the only one that can carry it (a construct with
  * `account` may not have a `baseUrl`); under the default prefix it may be either.
  */
-export const TERRAFORM_SCRIPT: ConfigReader = {
+const TERRAFORM_SCRIPT: ConfigReader = {
   environment: "in the environment of the process that runs terraform",
   run: "one script run",
   addressOption: (envPrefix) => `the baseUrl prop of the ${envPrefix === DEFAULT_ENV_PREFIX ? "construct" : "GpuCloudAccount"}`,
@@ -159,7 +159,7 @@ export function isHttpUrl(text: string): boolean {
 }
 
 /** Where the base URL came from, as a user would look for it (the variable, or what overrides it). */
-export function baseUrlSource(
+function baseUrlSource(
   fromConfiguration: boolean,
   variable: string,
   envPrefix: string,

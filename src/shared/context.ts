@@ -43,7 +43,7 @@ function runDeadline(ctx: RuntimeContext, budgetMs: number, now: () => number = 
  * A client configured from the environment. Progress lines of the client (login, retries) go
  * to the same output as the command's own.
  */
-export function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: string): ApiClient {
+function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: string): ApiClient {
   const config = loadConfig(ctx.env, baseUrlOverride, envPrefix, ctx.configReader);
   ctx.out.info(`credentials from ${config.credentialSource}`);
   // node:http, not undici: see ../client/node-http-sender.ts.

@@ -2,7 +2,6 @@
  * Synth tests of Flavors and FlavorPreference: the lookup's part of the synthesized stack, whether
  * it joined the stack's one read (a literal query) or kept a `data "external"` of its own.
  */
-import { expect } from "@jest/globals";
 
 export interface SynthesizedLookup {
   /** The data source that answers the lookup. */

@@ -9,7 +9,7 @@ import type { ManagedToken } from "./stack-query";
  */
 
 /** An account as messages name it: `user alice at https://api.example.com`. */
-export function accountLabel(account: LedgerAccount): string {
+function accountLabel(account: LedgerAccount): string {
   return `${account.identity} at ${account.api}`;
 }
 

@@ -89,11 +89,6 @@ export function readAppliedRecords(cwd: string): AppliedRecord[] {
   return records;
 }
 
-/** The file of an applied record, for messages that tell the user which file to delete. */
-export function appliedRecordPath(cwd: string, workspace: string, key: string): string {
-  return recordPath(cwd, "applied", workspace, key);
-}
-
 export function removeAppliedRecord(cwd: string, workspace: string, key: string): void {
   rmSync(recordPath(cwd, "applied", workspace, key), { force: true });
 }
