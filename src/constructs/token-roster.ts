@@ -22,22 +22,12 @@ interface RosterToken {
 
 /**
  * The stack's list of the API tokens it manages, as one `terraform_data` whose destroy-time
- * provisioner says which tokens stay active when an ApiToken is removed or the stack destroyed.
- * Terraform runs no destroy-time provisioner of a resource whose block was removed, so a sync
- * resource cannot say it; the roster's block stays while the stack has any construct of this
- * library:
- * - `triggers_replace` = the sorted construct paths of the stack's ApiTokens, so adding or
- *   removing one replaces the roster (and runs its destroy-time provisioner), and
- * - `input` = path → name (and account), as one JSON string: a rename is a small in-place update,
- *   which Terraform's plan shows key by key. No ids: they would make the roster refer to every
- *   token's attributes, so that a new or drifted token left its input unknown in the plan and each
- *   plan evaluated one more reference per token. A string, not an object: Terraform
- *   stores an object of `input` with its whole type beside it, and copies the state for every root
- *   output it plans, so the object's size weighed on every plan of a large stack (docs/performance.md).
- *   Written as literal JSON text, an interpolation only for a name that is an expression: Terraform
- *   parses every string of the configuration at each plan, and literal text is the cheapest to parse.
- * - `count` = 0 without ApiTokens (a stack of lookups only shows nothing), so removing the last
- *   ApiToken while a lookup remains still destroys it with its provisioner.
+ * provisioner says which tokens stay active when an ApiToken is removed or the stack destroyed
+ * (Terraform runs no destroy-time provisioner of a removed block, so a sync resource cannot).
+ * `triggers_replace` = the sorted construct paths, so adding or removing an ApiToken replaces it;
+ * `input` = path → name (and account) as one literal JSON string, so a rename is a small in-place
+ * update, with no ids (they would leave it unknown in the plan of every new token) and cheap to
+ * parse at each plan (docs/performance.md); `count` = 0 without ApiTokens.
  */
 export class TokenRoster extends Construct {
   /** The stack's roster, created on first use (by any construct of the library). */

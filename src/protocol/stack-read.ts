@@ -1,32 +1,21 @@
 import { RuntimeCommand } from "./commands";
 
 /**
- * The `stack-read` query and result are flat maps (the external protocol allows nothing
- * else), keyed `<slot>.<field>`. The slot is short and has no dots: the construct numbers its
- * stack's tokens `t0`, `t1`, ... and gives each token's construct address (the key of its
- * hand-offs and records) as the query field {@link StackReadQueryField.KEY}; without that field
- * the slot is the key. Short slots matter: Terraform keeps the result in the state and copies the
- * root module's state for every output it plans, so every character of a key is paid per output
- * (docs/performance.md). Query fields: {@link StackReadQueryField}; result fields: {@link StackReadResultField}.
+ * A key of the `stack-read` query and result, which are flat maps (the external protocol allows
+ * nothing else): `<slot>.<field>`, the slot `t0`, `t1`, ... per token. Short, since Terraform copies
+ * the result, kept in the state, for every output it plans (docs/performance.md).
  */
 export function stackReadKey(slot: string, field: string): string {
   return `${slot}.${field}`;
 }
 
-/**
- * A query key without a token key: present (value "true") only in the stack's reads after the
- * writes, where a managed token that cannot be found gets a warning (removed or renamed outside
- * Terraform) beside its empty attributes, as at plan time it gets an observation.
- */
+/** A query key without a token key: "true" in the stack's reads after the writes. */
 export const STACK_READ_AFTER_WRITE = "after_write";
 
 /**
- * A query key without a token key, in a read after the writes only: the slots (comma-separated)
- * that need the API's listing: the plan-time read found no id for them (a create, a rename through
- * a hand-off), so the constructs take their attributes from this read, and the stack refers to one
- * of their {@link LISTED_ONLY_FIELDS}. The others' fields may come from the run's walk file
- * (`token` "", `last_used` "0"), which lets this read start at the walk's mark rather than page
- * back to the oldest token the run created.
+ * A query key without a token key, in a read after the writes: the slots (comma-separated) whose
+ * {@link LISTED_ONLY_FIELDS} the stack uses, so the read lists back to their tokens; the others'
+ * fields may come from the run's walk, which keeps no value.
  */
 export const STACK_READ_LISTED_SLOTS = "listed_slots";
 
@@ -53,18 +42,14 @@ export const STACK_READ_TICKET = "ticket";
 export const STACK_READ_MAY_RUN_AT_APPLY = "may_run_at_apply";
 
 /**
- * A result key without a token key: what the user must see even when the read succeeds (several
- * tokens carry a managed name; the token a name resolves to changed since the last apply), one
- * line each, "" when nothing. The stack's `check` block turns it into a warning of plan and apply:
- * Terraform shows an external program's stderr only when it fails.
+ * A result key without a token key: what the user must see even when the read succeeds, one line
+ * each; the stack's `check` block turns it into a warning (Terraform hides a successful read's stderr).
  */
 export const STACK_READ_WARNINGS = "warnings";
 
 /**
- * A result key without a token key: the errors of the lookups the stack's read answers, one line
- * each, present only when some failed while the read also serves tokens. The read then succeeds,
- * so that a lookup matching nothing does not stop a plan of tokens (`-target`); the stack's token
- * roster fails a full plan with them (a precondition). A read without tokens fails with them.
+ * A result key without a token key: the failed lookups' errors, when the read also serves tokens: it
+ * succeeds then (a `-target` plan of tokens goes on), and the roster's precondition fails a full plan.
  */
 export const STACK_READ_LOOKUP_ERRORS = "lookup_errors";
 
@@ -102,24 +87,13 @@ export const StackReadQueryField = {
   ENV_PREFIX: "env_prefix",
   /** `previous.0`, `previous.1`, ...: the names to rename from, in order of preference. */
   PREVIOUS_PREFIX: "previous.",
-  /**
-   * "false" when the construct keeps the value out of the state (`valueInState: false`): the
-   * token's `token` result field is then always "". Absent means "true".
-   */
+  /** "false" for `valueInState: false`: the `token` result field is then "". */
   VALUE_IN_STATE: "value_in_state",
-  /**
-   * Present only for a Flavors or FlavorPreference answered by the stack's read (see
-   * {@link LookupKind}): the entry is then that lookup's query (the keys of {@link FlavorQuery} or
-   * {@link FlavorPreferenceQuery}), and the result carries, under the same key, the fields of
-   * {@link FlavorResult} or {@link FlavorPreferenceResult}.
-   */
+  /** Only for a lookup the stack's read answers ({@link LookupKind}): the entry is then that lookup's query, and its result fields. */
   LOOKUP: "lookup",
   /** A lookup's or a token's construct path, for error messages and the ledger. */
   PATH: "path",
-  /**
-   * Present only when the token's GpuCloudAccount pins identities (allowedIdentities): a JSON array
-   * of the identities its credentials may log in as (see IDENTITY_PATTERN).
-   */
+  /** Only for an account that pins identities (allowedIdentities): their JSON array. */
   PIN: "pin",
 } as const;
 
