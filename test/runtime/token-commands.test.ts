@@ -386,45 +386,24 @@ describe("token provisioner commands", () => {
     expect(existsSync(lockFile)).toBe(false);
   });
 
-  test("a live holder's lock older than ten minutes is waited for when the run budget is longer (never two creates at once)", async () => {
+  test.each([
+    // A live holder of this host, its lock naming no lease: judged by the waiter's budget, longer than its age.
+    ["the waiter's budget", "long-budget", () => `${process.pid}\n${hostname()}\n`, "1800"],
+    // A holder on another host (its process cannot be asked) whose budget is an hour: its own lease, whatever the waiter's.
+    ["the holder's own lease", "holder-lease", () => `12345\nanother-host\nnonce\n${Date.now() + 3600_000}\n`, "3"],
+  ])("a lock older than ten minutes is waited for while %s holds it (never two creates at once)", async (_why, name, content, budget) => {
     const cwd = folder();
-    const lockFile = nameLockPath(cwd, emulator.url, "long-budget");
+    const lockFile = nameLockPath(cwd, emulator.url, name);
     mkdirSync(path.dirname(lockFile), { recursive: true });
-    writeFileSync(lockFile, `${process.pid}\n${hostname()}\n`);
+    writeFileSync(lockFile, content());
     const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
     utimesSync(lockFile, old, old);
-    // The holder (this process, alive) finishes a moment later.
+    // The holder finishes a moment later.
     const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
     try {
-      const log = await run(applyToken, {
-        cwd,
-        runId: "16@16",
-        env: { GPUCLOUD_TOKEN_NAME: "long-budget", GPUCLOUD_TIMEOUT_SECONDS: "1800" },
-      });
-      expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "long-budget"');
-      expect(log).toContain('created API token "long-budget"');
-    } finally {
-      clearTimeout(release);
-    }
-  });
-
-  test("a lock whose holder's own lease has not ended is waited for, however old it is and whatever the waiter's budget", async () => {
-    const cwd = folder();
-    const lockFile = nameLockPath(cwd, emulator.url, "holder-lease");
-    mkdirSync(path.dirname(lockFile), { recursive: true });
-    // A holder on another host (its process cannot be asked) whose budget is an hour.
-    writeFileSync(lockFile, `12345\nanother-host\nnonce\n${Date.now() + 3600_000}\n`);
-    const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
-    utimesSync(lockFile, old, old);
-    const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
-    try {
-      const log = await run(applyToken, {
-        cwd,
-        runId: "17@17",
-        env: { GPUCLOUD_TOKEN_NAME: "holder-lease", GPUCLOUD_TIMEOUT_SECONDS: "3" },
-      });
-      expect(log).toContain('waiting for another provisioner that is creating or adopting an API token named "holder-lease"');
-      expect(log).toContain('created API token "holder-lease"');
+      const log = await run(applyToken, { cwd, runId: "16@16", env: { GPUCLOUD_TOKEN_NAME: name, GPUCLOUD_TIMEOUT_SECONDS: budget } });
+      expect(log).toContain(`waiting for another provisioner that is creating or adopting an API token named "${name}"`);
+      expect(log).toContain(`created API token "${name}"`);
     } finally {
       clearTimeout(release);
     }
