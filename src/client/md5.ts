@@ -1,10 +1,10 @@
 /**
  * MD5 (RFC 1321) of a string's UTF-8 bytes, as 32 lower-case hex digits.
  *
- * Why not node:crypto: the login wants the md5 of the password, and loading node:crypto costs
- * every run of the Terraform script some time (its modules for keys, ciphers and webcrypto),
- * while the md5 of a password takes microseconds. test/client/md5.test.ts checks it against
- * node:crypto. MD5 here is the API's login format, not a security measure of this library.
+ * Why not node:crypto: loading it costs a process some time (its modules for keys, ciphers and
+ * webcrypto), and a flavor lookup's read, which logs in, needs nothing else of it; the md5 of a
+ * password takes microseconds. test/client/md5.test.ts checks it against node:crypto. MD5 here is
+ * the API's login format, not a security measure of this library.
  */
 
 /** Per-round left-rotation amounts: four for each of the four rounds. */

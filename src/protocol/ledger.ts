@@ -33,7 +33,7 @@ export interface LedgerToken {
 /**
  * The ledger as the stack reads return it and the output keeps it:
  * `{"a":{"<prefix> <api>":"<identity>"},"t":{"<path>":["<name>","<id>","<prefix> <api>"]}}`,
- * keys sorted, so that a steady plan shows no change of the output.
+ * keys sorted: one ledger is always one text.
  */
 export function encodeLedger(tokens: ReadonlyMap<string, LedgerToken>): string {
   const accounts: Record<string, string> = {};

@@ -5,10 +5,7 @@
  * query). Terraform carries it in the plan-time read's result, so a saved plan keeps it.
  */
 export interface RunTicket {
-  /**
-   * Random per plan and unguessable: it names the run's private folder (runtime/run/run-folder.ts),
-   * where the run's scripts share one walk of the token list and one login per account.
-   */
+  /** Random per plan and unguessable: it names the run's private folder (runtime/run/run-folder.ts). */
   readonly id: string;
   /**
    * `plantimestamp()` of the run: the only mark of its run a destroy half can have (a destroy-time
@@ -16,24 +13,35 @@ export interface RunTicket {
    */
   readonly planTime?: string;
   /**
-   * When the read ran (ms since the epoch), given only when it ran while Terraform planned, before
-   * any provisioner of its run: a hand-off released before it belongs to an earlier run, even one
-   * whose plan fell in the same second. Absent when the read may have run during the apply.
+   * The hand-offs (digests of key and release) that already carried this plan time when the read
+   * ran, before any provisioner of its run: an earlier run's whose plan fell in the same second.
+   * Undefined when the read may have run during the apply, after destroy halves of its own run.
    */
-  readonly readAt?: number;
+  readonly earlier?: readonly string[];
+  /**
+   * The accounts the plan read (digests of prefix, API address and credential identity): a script of
+   * the apply whose credentials reach another refuses to write. Undefined: not checked.
+   */
+  readonly accounts?: readonly string[];
 }
 
-/** The ticket as one string: `<id>.<readAt in base 36>/<planTime>` (each optional part may be empty). */
+const DIGESTS = /^[0-9a-f,]*$/;
+
+/** The ticket as one string: `<id>.<earlier>.<accounts>/<planTime>`, lists comma-separated, `-` for an absent one. */
 export function encodeRunTicket(ticket: RunTicket): string {
-  return `${ticket.id}.${ticket.readAt !== undefined ? ticket.readAt.toString(36) : ""}/${ticket.planTime ?? ""}`;
+  const list = (values: readonly string[] | undefined) => (values === undefined ? "-" : values.join(","));
+  return `${ticket.id}.${list(ticket.earlier)}.${list(ticket.accounts)}/${ticket.planTime ?? ""}`;
 }
 
 /** The ticket an {@link encodeRunTicket} string holds; undefined for "" or a string of another form. */
 export function decodeRunTicket(text: string | undefined): RunTicket | undefined {
-  const match = /^([0-9a-z]{16,64})\.([0-9a-z]*)\/(.*)$/.exec(text ?? "");
+  const match = /^([0-9a-z]{16,64})\.([^./]*)\.([^./]*)\/(.*)$/.exec(text ?? "");
   if (!match) return undefined;
-  const readAt = match[2] !== "" ? parseInt(match[2], 36) : undefined;
-  return { id: match[1], planTime: match[3] || undefined, readAt: Number.isSafeInteger(readAt) ? readAt : undefined };
+  const list = (value: string): string[] | undefined => {
+    if (value === "-" || !DIGESTS.test(value)) return undefined;
+    return value === "" ? [] : value.split(",");
+  };
+  return { id: match[1], earlier: list(match[2]), accounts: list(match[3]), planTime: match[4] || undefined };
 }
 
 /**

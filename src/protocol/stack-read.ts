@@ -37,7 +37,7 @@ export const STACK_READ_TICKET = "ticket";
 /**
  * A query key without a token key, present ("true") only when some value of the query is an
  * expression: Terraform may then read it during the apply, after destroy halves of its own run, so
- * its ticket carries no `readAt` (see RunTicket.readAt).
+ * its ticket lists no earlier hand-offs (see RunTicket.earlier).
  */
 export const STACK_READ_MAY_RUN_AT_APPLY = "may_run_at_apply";
 

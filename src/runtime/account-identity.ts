@@ -1,5 +1,5 @@
 import type { Credentials } from "../client/credentials";
-import { accountEnv, DEFAULT_ENV_PREFIX } from "../protocol";
+import { accountEnv, DEFAULT_ENV_PREFIX, type LedgerAccount } from "../protocol";
 import { loadConfig } from "../shared/config";
 import { sha256Hex } from "./io/crypto";
 
@@ -88,4 +88,14 @@ export function accountRefIn(env: NodeJS.ProcessEnv, envPrefix: string | undefin
   const prefix = envPrefix ?? DEFAULT_ENV_PREFIX;
   const config = loadConfig(env, baseUrl, prefix);
   return { envPrefix: prefix, apiUrl: config.baseUrl, identity: credentialIdentity(config.credentials) };
+}
+
+/** An account as the ledger and messages name it (see LedgerAccount), from a script's account. */
+export function ledgerAccountOf(account: AccountRef): LedgerAccount {
+  return { prefix: account.envPrefix, api: apiAddress(account.apiUrl), identity: account.identity };
+}
+
+/** A short digest of an account (prefix, API address, identity), as the run's ticket lists the accounts its plan read. */
+export function accountFingerprint(account: LedgerAccount): string {
+  return sha256Hex(`${account.prefix}\n${account.api}\n${account.identity}`).slice(0, 12);
 }

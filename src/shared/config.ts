@@ -159,12 +159,7 @@ export function isHttpUrl(text: string): boolean {
 }
 
 /** Where the base URL came from, as a user would look for it (the variable, or what overrides it). */
-function baseUrlSource(
-  fromConfiguration: boolean,
-  variable: string,
-  envPrefix: string,
-  reader: ConfigReader = TERRAFORM_SCRIPT,
-): string {
+function baseUrlSource(fromConfiguration: boolean, variable: string, envPrefix: string, reader: ConfigReader = TERRAFORM_SCRIPT): string {
   const account = envPrefix === DEFAULT_ENV_PREFIX ? `the default account, ${DEFAULT_ENV_PREFIX}*` : `account ${envPrefix}*`;
   return fromConfiguration ? reader.addressOverride(envPrefix, variable, account) : `from ${variable}; ${account}`;
 }

@@ -14,11 +14,11 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { encodeRunTicket } from "../../src/protocol";
 import { accountRefIn } from "../../src/runtime/account-identity";
 import { randomHex } from "../../src/runtime/io/crypto";
-import { runFolderPath } from "../../src/runtime/run/run-folder";
 import { withLatestTokens } from "../../src/runtime/run/run-walk";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
+import { runParentIn } from "../support/run-folders";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
 const USER = { username: "after-write-bot", password: "after-write-pw-77c2" };
@@ -63,7 +63,7 @@ describe("the read after the writes takes the run's walk", () => {
       expect(ran.code).toBe(0);
       return { result: JSON.parse(ran.stdout) as Record<string, string>, lists: api.stats().byRoute["GET /api-tokens"] ?? 0 };
     };
-    const folder = runFolderPath(env, ticket);
+    const folder = path.join(runParentIn(env.TMPDIR!), ticket.id);
     const walkFiles = () => (existsSync(folder) ? readdirSync(folder) : []).filter((f) => f.endsWith(".walk.json"));
     const afterWrite = (extra: Record<string, string>) => ({
       workspace: "default",

@@ -212,9 +212,9 @@ describe("runtime bundle", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
   }, 40_000);
 
-  // What a plan's stack read must not cost: a second connection, or node:https, node:tls and
-  // node:crypto where the API is plain http (md5 in plain JS; sha-256 only in the provisioners).
-  test("a stack's read of its tokens uses one connection, loads neither node:https nor node:crypto, and Node prints nothing", async () => {
+  // What a plan's stack read must not cost: a second connection, or node:https and node:tls where the
+  // API is plain http.
+  test("a stack's read of its tokens uses one connection, loads no node:https, and Node prints nothing", async () => {
     const emulator = await startEmulator({ users: [{ username: credentials.GPUCLOUD_USERNAME, password: credentials.GPUCLOUD_PASSWORD }] });
     const preload = path.join(workDir, "report-builtins.js");
     const report = path.join(workDir, "builtins.txt");
@@ -227,7 +227,7 @@ describe("runtime bundle", () => {
       const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "stack-read"], {
         cwd: workDir,
         env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: emulator.url },
-        stdin: JSON.stringify({ "a1.name": "one-connection" }),
+        stdin: JSON.stringify({ "a1.name": "one-connection", workspace: "default", plan_time: "2026-11-01T10:00:00Z" }),
       });
       expect(ran.stderr).not.toMatch(NODE_NOTICE);
       expect(ran.code).toBe(0);
@@ -235,7 +235,7 @@ describe("runtime bundle", () => {
       expect(emulator.stats()).toMatchObject({ logins: 1, connections: 1 });
       const builtins = readFileSync(report, "utf8").split(",");
       expect(builtins).toContain("NativeModule http");
-      for (const unwanted of ["NativeModule https", "NativeModule tls", "NativeModule crypto"]) expect(builtins).not.toContain(unwanted);
+      for (const unwanted of ["NativeModule https", "NativeModule tls"]) expect(builtins).not.toContain(unwanted);
     } finally {
       await emulator.close();
     }

@@ -4,7 +4,14 @@ import path from "node:path";
 
 import { accountDigest } from "../../src/runtime/account-identity";
 import { readAppliedRecord, removeAppliedRecord, writeAppliedRecord } from "../../src/runtime/records/applied-record";
-import { type Handoff, readHandoff, releasedInRun, removeHandoff, writeHandoff } from "../../src/runtime/records/handoff";
+import {
+  type Handoff,
+  handoffsOfPlanTime,
+  readHandoff,
+  releasedInRun,
+  removeHandoff,
+  writeHandoff,
+} from "../../src/runtime/records/handoff";
 
 const dir = () => mkdtempSync(path.join(tmpdir(), "handoff-"));
 const record = (over: Partial<Handoff> = {}): Handoff => ({
@@ -51,20 +58,28 @@ describe("hand-off files", () => {
     expect(readFileSync(path.join(cwd, ".gpucloud-handoff", file), "utf8")).toBe("{not json");
   });
 
-  test("a hand-off is its run's when it has the run's plan time and was released after the run's plan-time read", () => {
-    const readAt = Date.parse("2026-11-01T10:00:00.500Z");
-    const ticket = { id: "f".repeat(32), planTime: "2026-11-01T10:00:00Z", readAt };
-    const at = (ms: number) => record({ planTime: "2026-11-01T10:00:00Z", releasedAt: new Date(ms).toISOString() });
-    expect(releasedInRun(at(readAt + 1), ticket)).toBe(true);
-    expect(releasedInRun(at(readAt), ticket)).toBe(true);
+  test("a hand-off is its run's when it has the run's plan time and was not there when the run's plan-time read looked", () => {
+    const cwd = dir();
+    const planTime = "2026-11-01T10:00:00Z";
+    const before = record({ key: "c8a", planTime, releasedAt: "2026-11-01T10:00:00.100Z" });
+    writeHandoff(cwd, before);
+    writeHandoff(cwd, record({ key: "c8b", planTime: "2026-11-01T09:59:59Z" }));
+    writeHandoff(cwd, record({ key: "c8c", workspace: "prod", planTime }));
+    // What the plan-time read sees: this workspace's hand-offs of its own plan time, read only.
+    const earlier = handoffsOfPlanTime(cwd, "default", planTime);
+    expect(earlier).toHaveLength(1);
+    const ticket = { id: "f".repeat(32), planTime, earlier };
     // An earlier run whose plan fell in the same second.
-    expect(releasedInRun(at(readAt - 1), ticket)).toBe(false);
+    expect(releasedInRun(before, ticket)).toBe(false);
+    // Released after the read by this run's destroy half.
+    expect(releasedInRun(record({ key: "c8a", planTime, releasedAt: "2026-11-01T10:00:02.000Z" }), ticket)).toBe(true);
     expect(releasedInRun(record({ planTime: "2026-11-01T09:59:59Z" }), ticket)).toBe(false);
     // A read that may have run during the apply: the plan time alone.
-    expect(releasedInRun(at(readAt - 60_000), { ...ticket, readAt: undefined })).toBe(true);
+    expect(releasedInRun(before, { ...ticket, earlier: undefined })).toBe(true);
     // No ticket, or no plan time: never.
-    expect(releasedInRun(at(readAt + 1), undefined)).toBe(false);
+    expect(releasedInRun(before, undefined)).toBe(false);
     expect(releasedInRun(record({ planTime: "" }), { id: ticket.id })).toBe(false);
+    expect(handoffsOfPlanTime(dir(), "default", planTime)).toEqual([]);
   });
 
   test("refuses keys that could escape the folder", () => {

@@ -103,11 +103,14 @@ describe("reading the last apply from the state", () => {
     });
     const foreign = binary(`echo '{"gpucloud_token_ledger":{"value":{"not":"ours"}}}'`);
     expect((await readLastApply({ GPUCLOUD_TERRAFORM: foreign }, cwd, "default", 10_000)).known).toBe(false);
-    const slow = binary("sleep 5");
+    // Terraform takes SIGTERM as a request to finish what it waits for: a binary that ignores it is still stopped in time.
+    const slow = binary("trap '' TERM; sleep 5");
+    const started = Date.now();
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: slow }, cwd, "default", 300)).toEqual({
       known: false,
-      reason: `\`${slow} output -json\` failed: no answer within 0 s`,
+      reason: `\`${slow} output -json\` failed: no answer within 1 s`,
     });
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 });
 
@@ -150,10 +153,18 @@ describe("the account checks", () => {
     expect(other.refusal).toBeDefined();
   });
 
-  test("a token moved in code to another prefix, or a pending record: not compared", () => {
+  test("a token moved in code to another prefix: not compared; a pending record (an apply that failed after its write) is", () => {
     const moved = { ...BOB, prefix: "GPUCLOUD_PROD_" };
     expect(accountSwitch([{ m: managed("a"), last: ledger() }], [], moved, opts)).toEqual({});
-    expect(accountSwitch([{ m: managed("a"), last: { ...ledger(), pending: true } }], [], BOB, opts)).toEqual({});
+    expect(accountSwitch([{ m: managed("a"), last: { ...ledger(), pending: true } }], [], BOB, opts).refusal).toBeDefined();
+  });
+
+  test("at another address, an id alone does not prove the same account: the name must match too", () => {
+    const sameIdOtherToken = [{ id: "tok_a", name: "something-else", token: "", created_at: 1 }];
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], sameIdOtherToken, BOB, opts).refusal).toBeDefined();
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], [{ ...sameIdOtherToken[0], name: "A " }], BOB, opts)).toEqual({});
+    // At the same address, the id is enough (a rename in the console keeps it).
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], sameIdOtherToken, { ...ALICE, identity: "user carol" }, opts)).toEqual({});
   });
 
   test("removed ApiTokens: warned while their token is listed (or its account is not read); not when moved or revoked", () => {

@@ -26,22 +26,28 @@ function context(env: NodeJS.ProcessEnv, lines: string[]): RuntimeContext {
 describe("what the plan showed the create half (GPUCLOUD_TOKEN_PLANNED)", () => {
   const id = "0123456789abcdef0123456789abcdef";
 
-  test("the run's ticket carries its id, plan time and read time; the planned id follows it", () => {
-    const ticket = { id, planTime: "2026-11-27T04:00:00Z", readAt: 1_795_000_000_123 };
+  test("the run's ticket carries its id, plan time, the earlier hand-offs and the plan's accounts; the planned id follows it", () => {
+    const ticket = { id, planTime: "2026-11-27T04:00:00Z", earlier: ["0123456789ab"], accounts: ["aaaaaaaaaaaa", "bbbbbbbbbbbb"] };
     const text = encodeRunTicket(ticket);
     expect(decodeRunTicket(text)).toEqual(ticket);
     expect(decodePlanned(`${text} tok_1`)).toEqual({ ticket, id: "tok_1" });
     // A create: the read found no token.
     expect(decodePlanned(`${text} `)).toEqual({ ticket, id: "" });
-    // A ticket without plan time or read time (a read that may run at apply, a stack without a plan time).
-    expect(decodeRunTicket(encodeRunTicket({ id }))).toEqual({ id, planTime: undefined, readAt: undefined });
+    // A ticket without a plan time or lists (a read that may run at apply, a stack without a plan time); empty lists.
+    expect(decodeRunTicket(encodeRunTicket({ id }))).toEqual({ id, planTime: undefined, earlier: undefined, accounts: undefined });
+    expect(decodeRunTicket(encodeRunTicket({ id, earlier: [], accounts: [] }))).toEqual({
+      id,
+      planTime: undefined,
+      earlier: [],
+      accounts: [],
+    });
   });
 
   test("absent, or not a ticket: no shared files, no hand-off, the id as given", () => {
     expect(decodePlanned(undefined)).toEqual({ ticket: undefined, id: "" });
     expect(decodePlanned(" tok_2")).toEqual({ ticket: undefined, id: "tok_2" });
     // Too short to be unguessable, or not of the form: not a ticket.
-    expect(decodeRunTicket("abc./x")).toBeUndefined();
+    expect(decodeRunTicket("abc.-.-/x")).toBeUndefined();
     expect(decodeRunTicket(`${id}/x`)).toBeUndefined();
     expect(decodeRunTicket(`../${id}./x`)).toBeUndefined();
   });

@@ -27,8 +27,9 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import type { RunTicket } from "../../src/protocol";
 import { credentialIdentity } from "../../src/runtime/account-identity";
 import { randomHex } from "../../src/runtime/io/crypto";
-import { openRunFolder, runFolderPath, sweepRunFolders } from "../../src/runtime/run/run-folder";
+import { openRunFolder, sweepRunFolders } from "../../src/runtime/run/run-folder";
 import { runSessionStore } from "../../src/runtime/run/run-session";
+import { runParentIn } from "../support/run-folders";
 
 const USER = { username: "session-bot", password: "session-password-19af" };
 const OTHER = { username: "other-bot", password: "other-password-7d" };
@@ -43,8 +44,14 @@ describe("the run's shared session", () => {
   });
   afterAll(() => emulator?.close());
 
-  /** A temp folder of its own (TMPDIR), so that runs of tests never meet. */
-  const world = () => ({ env: { TMPDIR: mkdtempSync(path.join(tmpdir(), "run-session-")) } as NodeJS.ProcessEnv });
+  /** A temp folder and a home of its own, so that runs of tests never meet. */
+  const world = () => ({
+    env: {
+      TMPDIR: mkdtempSync(path.join(tmpdir(), "run-session-")),
+      HOME: mkdtempSync(path.join(tmpdir(), "run-session-home-")),
+    } as NodeJS.ProcessEnv,
+  });
+  const runFolder = (w: World, t: RunTicket) => path.join(runParentIn(w.env.TMPDIR!), t.id);
   type World = ReturnType<typeof world>;
   const ticket = (): RunTicket => ({ id: randomHex(16) });
   interface Run {
@@ -89,8 +96,9 @@ describe("the run's shared session", () => {
     expect(run.lines.filter((l) => l.startsWith("logged in as"))).toHaveLength(1);
     expect(run.lines.filter((l) => l.includes("that this terraform run logged in with"))).toHaveLength(6);
 
-    const folder = runFolderPath(w.env, run.ticket);
-    expect(path.basename(folder)).toBe(`gpucloud-${process.getuid?.()}-${run.ticket.id}`);
+    const folder = runFolder(w, run.ticket);
+    expect(path.basename(path.dirname(folder))).toBe(`gpucloud-${process.getuid?.()}`);
+    expect(statSync(path.dirname(folder)).mode & 0o777).toBe(0o700);
     expect(statSync(folder).mode & 0o777).toBe(0o700);
     const files = readdirSync(folder).sort();
     expect(files).toEqual(["lease", expect.stringMatching(/^[0-9a-f]{16}\.session\.json$/)].sort());
@@ -137,8 +145,10 @@ describe("the run's shared session", () => {
 
   test("a run folder that is not this user's own is not used: a login of its own, with a warning, never the command", async () => {
     const w = world();
+    const parent = runParentIn(w.env.TMPDIR!);
+    mkdirSync(parent, { mode: 0o700 });
     const run = { ticket: ticket(), warnings: [] as string[] };
-    const folder = runFolderPath(w.env, run.ticket);
+    const folder = runFolder(w, run.ticket);
     mkdirSync(folder, { mode: 0o700 });
     chmodSync(folder, 0o777);
     await expect(use(client(w, run))).resolves.toBeUndefined();
@@ -146,25 +156,50 @@ describe("the run's shared session", () => {
     expect(readdirSync(folder)).toEqual([]);
 
     const asFile = { ticket: ticket(), warnings: [] as string[] };
-    writeFileSync(runFolderPath(w.env, asFile.ticket), "not a folder");
+    writeFileSync(runFolder(w, asFile.ticket), "not a folder");
     await expect(use(client(w, asFile))).resolves.toBeUndefined();
     expect(asFile.warnings).toEqual([expect.stringContaining("is not a folder")]);
 
     // A link where the run's folder would be: not followed, nothing written where it points.
     const target = mkdtempSync(path.join(tmpdir(), "victim-"));
     const linked = { ticket: ticket(), warnings: [] as string[] };
-    symlinkSync(target, runFolderPath(w.env, linked.ticket));
+    symlinkSync(target, runFolder(w, linked.ticket));
     await expect(use(client(w, linked))).resolves.toBeUndefined();
     expect(linked.warnings).toEqual([expect.stringContaining("is not a folder")]);
     expect(readdirSync(target)).toEqual([]);
   });
 
-  test("a temp folder others may write without a sticky bit is not used", () => {
+  test.each([
+    ["a folder open to all", (at: string) => mkdirSync(at, { mode: 0o777 })],
+    ["a link to a folder of the user's", (at: string) => symlinkSync(mkdtempSync(path.join(tmpdir(), "victim-")), at)],
+    ["a file", (at: string) => writeFileSync(at, "")],
+  ])(
+    "the temp folder's gpucloud-<uid> squatted (%s): the run uses a private folder of the home, and still logs in once",
+    async (_what, squat) => {
+      const w = world();
+      squat(runParentIn(w.env.TMPDIR!));
+      if (_what === "a folder open to all") chmodSync(runParentIn(w.env.TMPDIR!), 0o777);
+      const run = { ticket: ticket(), warnings: [] as string[] };
+      emulator.resetStats();
+      for (let i = 0; i < 3; i++) await use(client(w, run));
+      expect(emulator.stats().logins).toBe(1);
+      expect(run.warnings).toEqual([]);
+      const fallback = path.join(w.env.HOME!, ".cache", "gpucloud", "runs", run.ticket.id);
+      expect(statSync(fallback).mode & 0o777).toBe(0o700);
+      expect(readdirSync(fallback).some((f) => f.endsWith(".session.json"))).toBe(true);
+    },
+  );
+
+  test("a temp folder others may write without a sticky bit is not used; nor is anything, without a home", () => {
     const base = mkdtempSync(path.join(tmpdir(), "open-tmp-"));
     chmodSync(base, 0o777);
-    expect(() => openRunFolder({ TMPDIR: base }, ticket(), MINUTE)).toThrow(/writable by other users and has no sticky bit: set TMPDIR/);
+    const home = mkdtempSync(path.join(tmpdir(), "run-session-home-"));
+    expect(openRunFolder({ TMPDIR: base, HOME: home }, ticket(), MINUTE).startsWith(path.join(home, ".cache"))).toBe(true);
+    expect(() => openRunFolder({ TMPDIR: base }, ticket(), MINUTE)).toThrow(
+      /no private folder for this run: .*writable by other users and has no sticky bit \(set TMPDIR to a folder of your own\)/,
+    );
     chmodSync(base, 0o1777);
-    expect(existsSync(openRunFolder({ TMPDIR: base }, ticket(), MINUTE))).toBe(true);
+    expect(openRunFolder({ TMPDIR: base }, ticket(), MINUTE).startsWith(base)).toBe(true);
   });
 
   test("a folder made by a run is 0700 whatever the umask", () => {
@@ -214,23 +249,36 @@ describe("the sweep of lapsed run folders", () => {
     expect(sweepRunFolders(env, () => undefined, now + 61 * MINUTE)).toBe(1);
   });
 
-  test("never follows a link named like a run folder, and touches no folder of another owner or open to others", () => {
+  test("never follows a link, in place of the parent or of a run folder, and touches no folder open to others", () => {
+    const victim = () => {
+      const folder = mkdtempSync(path.join(tmpdir(), "victim-"));
+      for (const f of [".terraform.lock.hcl", "yarn.lock", "poetry.lock", "report.tmp"]) writeFileSync(path.join(folder, f), "x");
+      writeFileSync(path.join(folder, "lease"), "0");
+      mkdirSync(path.join(folder, randomHex(16)));
+      return folder;
+    };
+    const files = (folder: string) => readdirSync(folder).sort();
+    // The parent a link to a folder of the user's (files that look like locks and temporaries, a lapsed run folder).
     const env = world();
-    const uid = process.getuid?.() ?? 0;
-    // Another user's link to a folder of ours that holds files that look like locks and temporaries.
-    const victim = mkdtempSync(path.join(tmpdir(), "victim-"));
-    for (const f of [".terraform.lock.hcl", "yarn.lock", "poetry.lock", "report.tmp", "lease"]) writeFileSync(path.join(victim, f), "x");
-    writeFileSync(path.join(victim, "lease"), "0");
-    symlinkSync(victim, path.join(env.TMPDIR!, `gpucloud-${uid}-${randomHex(16)}`));
-    // A folder of the name, open to others.
-    const open = path.join(env.TMPDIR!, `gpucloud-${uid}-${randomHex(16)}`);
+    const pointedAt = victim();
+    const before = files(pointedAt);
+    symlinkSync(pointedAt, runParentIn(env.TMPDIR!));
+    expect(sweepRunFolders(env, () => undefined, now)).toBe(0);
+    expect(files(pointedAt)).toEqual(before);
+    // In a real parent: a run folder that is a link, and one open to others.
+    const other = world();
+    const parent = path.dirname(openRunFolder(other, { id: randomHex(16) }, 10 * MINUTE, now));
+    const linkedTo = victim();
+    symlinkSync(linkedTo, path.join(parent, randomHex(16)));
+    const open = path.join(parent, randomHex(16));
     mkdirSync(open);
     chmodSync(open, 0o777);
     writeFileSync(path.join(open, "lease"), "0");
     writeFileSync(path.join(open, "x.walk.json"), "{}");
-    expect(sweepRunFolders(env, () => undefined, now)).toBe(0);
-    expect(readdirSync(victim).sort()).toEqual([".terraform.lock.hcl", "lease", "poetry.lock", "report.tmp", "yarn.lock"]);
-    expect(readdirSync(open).sort()).toEqual(["lease", "x.walk.json"]);
+    const linkedBefore = files(linkedTo);
+    expect(sweepRunFolders(other, () => undefined, now)).toBe(0);
+    expect(files(linkedTo)).toEqual(linkedBefore);
+    expect(files(open)).toEqual(["lease", "x.walk.json"]);
   });
 
   test("removes only regular files of this user: a link inside stays, and so does the folder, with one warning", () => {

@@ -14,10 +14,10 @@ import type { EmulatorFaults } from "../../src/emulator/types";
 import type { RunTicket } from "../../src/protocol";
 import { randomHex } from "../../src/runtime/io/crypto";
 import type { TokenView } from "../../src/runtime/names/token-list";
-import { runFolderPath } from "../../src/runtime/run/run-folder";
 import { type LatestTokens, tokensSinceRunWalk, withLatestTokens } from "../../src/runtime/run/run-walk";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
+import { runParentIn } from "../support/run-folders";
 
 const USER = { username: "walk-bot", password: "walk-password-3b1e" };
 const ACCOUNT = { envPrefix: "GPUCLOUD_", apiUrl: "http://api.test", identity: `user ${USER.username}` };
@@ -90,7 +90,7 @@ describe("the run's walk of the token list", () => {
     expect(second.find((t) => t.name === "other-0")?.token).toBe("");
 
     // Nothing of any token's value in the run's file.
-    const folder = runFolderPath(ctx(run).env, run.ticket!);
+    const folder = path.join(runParentIn(run.tmp), run.ticket!.id);
     const [file] = readdirSync(folder).filter((f) => f.endsWith(".walk.json"));
     const text = readFileSync(path.join(folder, file), "utf8");
     for (const t of api.tokens()) expect(text).not.toContain(t.token);

@@ -48,7 +48,7 @@ test("duplicates and a switch of id are in the result's warnings", async () => {
     ).toBe(true);
     expect(result.warnings.split("\n")).toEqual([
       `2 API tokens are named "inv-dup" (ids ${second.id}, ${first.id}); the stack uses ${second.id}. Revoke or rename the others in the console to remove the ambiguity.`,
-      `API token "inv-moved" now resolves to id ${moved.id}, not to id tok_gone, which the last apply from this folder managed and which no longer exists: the stack's tokenId and token switch to ${moved.id}.`,
+      `API token "inv-moved" now resolves to id ${moved.id}, not to id tok_gone, which the last apply managed and which no longer exists: the stack's tokenId and token switch to ${moved.id}.`,
     ]);
   } finally {
     await emulator.close();

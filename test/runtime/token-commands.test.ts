@@ -17,7 +17,7 @@ import { MIN_LEASE_MS } from "../../src/runtime/locks/lock-bounds";
 import { nameLockPath } from "../../src/runtime/locks/name-lock";
 import { stackRead } from "../../src/runtime/reads/stack-read";
 import { readAppliedRecord, writeAppliedRecord } from "../../src/runtime/records/applied-record";
-import { readHandoff, writeHandoff } from "../../src/runtime/records/handoff";
+import { handoffsOfPlanTime, readHandoff, writeHandoff } from "../../src/runtime/records/handoff";
 import { CLAIMED_HANDOFF_MAX_AGE_MS } from "../../src/runtime/tokens/handoff-takeover";
 import { applyToken } from "../../src/runtime/tokens/token-apply";
 import { releaseToken } from "../../src/runtime/tokens/token-release";
@@ -364,7 +364,7 @@ describe("token provisioner commands", () => {
     writeFileSync(lockFile, "12345\n");
     await expect(
       run(applyToken, { cwd, runId: "14@14", env: { GPUCLOUD_TOKEN_NAME: "stale-lock", GPUCLOUD_TIMEOUT_SECONDS: "1" } }),
-    ).rejects.toThrow(/another provisioner in this folder is creating or adopting an API token named "stale-lock"/);
+    ).rejects.toThrow(/another script is creating or adopting an API token named "stale-lock"/);
     expect(named("stale-lock")).toHaveLength(0);
 
     const old = new Date(Date.now() - MIN_LEASE_MS - 60_000);
@@ -382,7 +382,7 @@ describe("token provisioner commands", () => {
     writeFileSync(lockFile, `${gone}\n${hostname()}\n`);
     const log = await run(applyToken, { cwd, runId: "15@15", env: { GPUCLOUD_TOKEN_NAME: "dead-holder", GPUCLOUD_TIMEOUT_SECONDS: "2" } });
     expect(log).toContain('created API token "dead-holder"');
-    expect(log).not.toContain("waiting for another provisioner");
+    expect(log).not.toContain("waiting for another script");
     expect(existsSync(lockFile)).toBe(false);
   });
 
@@ -402,7 +402,7 @@ describe("token provisioner commands", () => {
     const release = setTimeout(() => rmSync(lockFile, { force: true }), 700);
     try {
       const log = await run(applyToken, { cwd, runId: "16@16", env: { GPUCLOUD_TOKEN_NAME: name, GPUCLOUD_TIMEOUT_SECONDS: budget } });
-      expect(log).toContain(`waiting for another provisioner that is creating or adopting an API token named "${name}"`);
+      expect(log).toContain(`waiting for another script that is creating or adopting an API token named "${name}"`);
       expect(log).toContain(`created API token "${name}"`);
     } finally {
       clearTimeout(release);
@@ -569,7 +569,7 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
     expect(retry).toMatch(/API token "orphan-done" \(id \S+\) is up to date; no change/);
   });
 
-  test("a hand-off of this plan time released before the run's plan-time read is another run's (two runs within one second)", async () => {
+  test("a hand-off of this plan time that was there when the run's plan-time read looked is another run's (two runs within one second)", async () => {
     const cwd = folder();
     const old = emulator.addToken({ name: "earlier-a" });
     const planTime = "2026-11-01T10:00:00Z";
@@ -581,17 +581,17 @@ describe("token identity: spellings, unfinished applies, orphaned provisioners",
       planTime,
       api: accountDigest("GPUCLOUD_", emulator.url),
     };
-    const readAt = Date.now();
-    const planned = `${encodeRunTicket({ id: "a".repeat(32), planTime, readAt })} `;
-    writeHandoff(cwd, { ...handoff, releasedAt: new Date(readAt - 1).toISOString() });
+    writeHandoff(cwd, { ...handoff, releasedAt: "2026-11-01T10:00:00.300Z" });
+    const earlier = handoffsOfPlanTime(cwd, "default", planTime);
+    const planned = `${encodeRunTicket({ id: "a".repeat(32), planTime, earlier })} `;
     const applied = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "earlier-b", [PLANNED_ENV]: planned } });
     expect(applied).toContain('created API token "earlier-b"');
     expect(applied).toContain(`API token "earlier-a" (id ${old.id}) was released by an earlier terraform run`);
     expect(emulator.tokens().find((t) => t.id === old.id)?.name).toBe("earlier-a");
     expect(readHandoff(cwd, "default", KEY, () => undefined)).toBeUndefined();
 
-    // Released after the read, in the same second: this run's, taken over.
-    writeHandoff(cwd, { ...handoff, name: "earlier-b", id: undefined, releasedAt: new Date(readAt + 1).toISOString() });
+    // Released after the read, in the same second, by this run's destroy half: taken over.
+    writeHandoff(cwd, { ...handoff, name: "earlier-b", id: undefined, releasedAt: "2026-11-01T10:00:00.900Z" });
     const renamed = await run(applyToken, { cwd, env: { GPUCLOUD_TOKEN_NAME: "earlier-c", [PLANNED_ENV]: planned } });
     expect(renamed).toMatch(/renamed "earlier-b" to "earlier-c"/);
   });

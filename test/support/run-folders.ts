@@ -1,13 +1,16 @@
 // The run folders a test's own TMPDIR holds (src/runtime/run/run-folder.ts), for suites that look inside them.
-import { readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-/** The run folders of this user in `tmp`, each `gpucloud-<uid>-<ticket id>`. */
+/** The parent of this user's run folders in `tmp`: `gpucloud-<uid>`. */
+export function runParentIn(tmp: string): string {
+  return path.join(tmp, `gpucloud-${process.getuid?.() ?? ""}`);
+}
+
+/** The run folders of this user in `tmp`, each `gpucloud-<uid>/<ticket id>`. */
 export function runFoldersIn(tmp: string): string[] {
-  const prefix = `gpucloud-${process.getuid?.() ?? ""}-`;
-  return readdirSync(tmp)
-    .filter((name) => name.startsWith(prefix))
-    .map((name) => path.join(tmp, name));
+  const parent = runParentIn(tmp);
+  return existsSync(parent) ? readdirSync(parent).map((name) => path.join(parent, name)) : [];
 }
 
 /** The files of kind `suffix` (`.walk.json`, `.session.json`) in every run folder of `tmp`. */

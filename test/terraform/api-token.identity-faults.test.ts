@@ -179,7 +179,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     fx.emulator.deleteToken(mine.id);
     const switched = oneLine((await tf.plan({ check: true })).stdout);
     expect(switched).toContain(
-      `API token "dup-ci" now resolves to id ${twin.id}, not to id ${mine.id}, which the last apply from this folder managed and which no longer exists`,
+      `API token "dup-ci" now resolves to id ${twin.id}, not to id ${mine.id}, which the last apply managed and which no longer exists`,
     );
   });
 

@@ -1,9 +1,9 @@
 /**
  * A self-hosted runner whose /tmp other users share: another local user (uid 65534) plants, in the
- * sticky temp folder, a link named like a run folder that points at a folder of the victim's, and
- * folders of such names open to all (the old, predictable `gpucloud-<uid>` among them). The
- * victim's runs follow no link, use none of them and sweep none of them, and still share one
- * login per account.
+ * sticky temp folder, a link at `gpucloud-<uid>` (where this user's run folders would live) that
+ * points at a folder of the victim's, and folders of run folders' names open to all. The victim's
+ * runs follow no link, use none of them and sweep none of them: they move to a private folder of
+ * the home, and still share one login per account.
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,7 +12,6 @@ import path from "node:path";
 
 import { ApiToken } from "../../src";
 import { randomHex } from "../../src/runtime/io/crypto";
-import { runFoldersIn } from "../support/run-folders";
 import { describeWithTerraform } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
@@ -64,9 +63,10 @@ describeWithTerraform("a temp folder other users share", () => {
       const before = readdirSync(shared).sort();
 
       const names = Array.from({ length: 12 }, (_, i) => `shared-tmp-${i}`);
+      const home = mkdtempSync(path.join(tmpdir(), "gpucloud-shared-home-"));
       const tf = await fx.stack((stack) => names.forEach((name, i) => new ApiToken(stack, `t${i}`, { name })), {
         prefix: "gpucloud-shared-",
-        env: fx.env({ TMPDIR: shared }),
+        env: fx.env({ TMPDIR: shared, HOME: home }),
       });
       fx.emulator.resetStats();
       const applied = await tf.apply({ check: true });
@@ -79,10 +79,12 @@ describeWithTerraform("a temp folder other users share", () => {
       expect(readdirSync(victim).sort()).toEqual(victimFiles);
       for (const f of victimFiles.filter((f) => f !== "lease")) expect(readFileSync(path.join(victim, f), "utf8")).toBe("keep");
       for (const name of planted) expect(readdirSync(path.join(shared, name))).toEqual(["lease"]);
-      // The run's own folders: this user's, 0700, beside everything planted.
-      const ours = runFoldersIn(shared).filter((f) => !before.includes(path.basename(f)));
+      // Nothing of ours in the shared folder; the run's own folders are this user's, 0700, in the home.
+      expect(readdirSync(shared).sort()).toEqual(before);
+      const parent = path.join(home, ".cache", "gpucloud", "runs");
+      const ours = readdirSync(parent).map((name) => path.join(parent, name));
       expect(ours.length).toBeGreaterThan(0);
-      for (const folder of ours) {
+      for (const folder of [parent, ...ours]) {
         expect(spawnSync("stat", ["-c", "%u %a", folder], { encoding: "utf8" }).stdout.trim()).toBe(`${uid} 700`);
       }
     },

@@ -44,7 +44,9 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
         `(workspace "default") managed its API tokens as user wc-alice at ${api}, and these credentials list none of them: ` +
         `"wc-serving" (id ${ours.id}). They reach another account, or those tokens were revoked. Nothing was planned.`,
     );
-    expect(said).toContain("set GPUCLOUD_API_TOKEN (or GPUCLOUD_USERNAME with its password) and GPUCLOUD_BASE_URL");
+    expect(said).toContain(
+      "set GPUCLOUD_API_TOKEN (or GPUCLOUD_USERNAME with its password), and GPUCLOUD_BASE_URL or the account's baseUrl",
+    );
     expect(said).toContain(`ApiToken "s/ci"`);
     for (const secret of [ALICE.password, BOB.password]) expect(plan.stderr + plan.stdout).not.toContain(secret);
     expect(tokensOf("prod", "wc-serving")).toEqual([]);
@@ -78,6 +80,23 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
     expect(plan.stdout).not.toContain(pipelineToken.token);
     await viaToken.apply({ check: true, planFile: plan.planFile });
     expect((await viaToken.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("a saved plan applied with another account's credentials: the apply refuses before it writes", async () => {
+    const dir = stackDir("wc-saved");
+    const tf = runner(dir, as(ALICE));
+    await tf.init({ check: true });
+    // Alice's plan creates the token; the apply job has Bob's variables.
+    const plan = await tf.plan({ check: true });
+    const applied = await runner(dir, as(BOB)).apply({ planFile: plan.planFile });
+    expect(applied.exitCode).not.toBe(0);
+    const said = oneLine(applied.stderr + applied.stdout);
+    expect(said).toContain(
+      `this apply's credentials of account GPUCLOUD_* log in as user wc-bob at ${fx.emulator.url.replace(/\/+$/, "")}, ` +
+        "which is not an account the plan it applies was made with",
+    );
+    expect(tokensOf("prod", "wc-saved")).toEqual([]);
+    expect(tokensOf("staging", "wc-saved")).toEqual([]);
   });
 
   test("a second workspace of one folder on the same account, the same name: the plan warns, naming the other workspace and the id", async () => {

@@ -187,16 +187,17 @@ export async function withFileLock<T>(file: string, opts: FileLockOptions, fn: (
   for (;;) {
     if (takeLock(file, content)) break;
     const seen = observeLock(file);
-    if (seen === undefined) continue; // released meanwhile
-    if (isStale(seen, opts.leaseMs) && breakStaleLock(file, seen)) continue;
+    // Broken: take it at once. Released meanwhile (or a name that cannot be read): wait like for a holder.
+    if (seen !== undefined && isStale(seen, opts.leaseMs) && breakStaleLock(file, seen)) continue;
     if (Date.now() >= giveUpAt) {
+      const relative = path.relative(opts.cwd, file);
       throw new Error(
-        `another provisioner in this folder is ${opts.holder} (lock ${path.relative(opts.cwd, file)}); ` +
-          `gave up waiting. If no terraform is running here, delete that file (and any ${path.basename(file)}.break-* beside it)`,
+        `another script is ${opts.holder} (lock ${relative.startsWith("..") ? file : relative}); gave up waiting. ` +
+          `If no terraform is running, delete that file (and any ${path.basename(file)}.break-* beside it)`,
       );
     }
     if (!told) {
-      opts.onWait(`waiting for another provisioner that is ${opts.holder}`);
+      opts.onWait(`waiting for another script that is ${opts.holder}`);
       told = true;
     }
     await sleep(100 + Math.floor(Math.random() * 150));

@@ -1,4 +1,5 @@
-import { accountEnv, CredentialEnv, foldTokenName, type LedgerAccount, type LedgerToken } from "../../protocol";
+import { accountEnv, CredentialEnv, foldTokenName, type LedgerAccount, type LedgerToken, type RunTicket } from "../../protocol";
+import { accountFingerprint } from "../account-identity";
 import type { TokenView } from "../names/token-list";
 import type { ManagedToken } from "./stack-query";
 
@@ -34,6 +35,15 @@ export function pinError(tokens: readonly ManagedToken[], current: LedgerAccount
   );
 }
 
+/**
+ * Whether `listed` (the account the credentials reach) holds the token the last apply managed: by id
+ * at the same API address; at another address by id and name, since two deployments of the service
+ * may number their tokens alike.
+ */
+function listsIt(listed: readonly TokenView[], last: LastManaged & { account: LedgerAccount }, current: LedgerAccount): boolean {
+  return listed.some((t) => t.id === last.id && (last.account.api === current.api || foldTokenName(t.name) === foldTokenName(last.name)));
+}
+
 /** What the plan says about the account its credentials reach: a refusal, or the warning of a move on purpose. */
 export interface AccountSwitch {
   readonly refusal?: string;
@@ -54,10 +64,10 @@ export function accountSwitch(
 ): AccountSwitch {
   const before = managed.filter(
     (e): e is { m: ManagedToken; last: LastManaged & { account: LedgerAccount } } =>
-      e.last?.account !== undefined && e.last.id !== "" && !e.last.pending && e.last.account.prefix === current.prefix,
+      e.last?.account !== undefined && e.last.id !== "" && e.last.account.prefix === current.prefix,
   );
   const moved = before.filter(({ last }) => last.account.identity !== current.identity || last.account.api !== current.api);
-  if (moved.length === 0 || before.some(({ last }) => listed.some((t) => t.id === last.id))) return {};
+  if (moved.length === 0 || before.some(({ last }) => listsIt(listed, last, current))) return {};
   const names = accountEnv(current.prefix);
   const was = [...new Set(moved.map(({ last }) => accountLabel(last.account)))].join(" and ");
   const tokens = moved.map(({ last }) => `"${last.name}" (id ${last.id})`).join(", ");
@@ -74,8 +84,8 @@ export function accountSwitch(
       `the credentials of account ${current.prefix}* log in as ${accountLabel(current)}, but the last apply of this stack ` +
       `(workspace "${opts.workspace}") managed its API tokens as ${was}, and these credentials list none of them: ${tokens}. ` +
       `They reach another account, or those tokens were revoked. Nothing was planned. If these are the wrong credentials, set ` +
-      `${names.API_TOKEN} (or ${names.USERNAME} with its password) and ${names.BASE_URL} to those of the account the stack ` +
-      `manages. To manage the stack's tokens on this account from now on, plan and apply once with ` +
+      `${names.API_TOKEN} (or ${names.USERNAME} with its password), and ${names.BASE_URL} or the account's baseUrl, to those ` +
+      `of the account the stack manages. To manage the stack's tokens on this account from now on, plan and apply once with ` +
       `${names.MOVE_TO}="${accountLabel(current)}": tokens of these names are then created or adopted here, and the ones above ` +
       `stay ACTIVE where they are.`,
   };
@@ -106,6 +116,19 @@ export function removedTokenWarnings(
     );
   }
   return lines;
+}
+
+/**
+ * The error when a script of the apply reaches an account the run's plan did not read (a saved plan
+ * applied with another environment's variables): the plan's checks were made for another.
+ */
+export function notThePlansAccount(ticket: RunTicket | undefined, current: LedgerAccount): string | undefined {
+  if (ticket?.accounts === undefined || ticket.accounts.includes(accountFingerprint(current))) return undefined;
+  return (
+    `this apply's credentials of account ${current.prefix}* log in as ${accountLabel(current)}, which is not an account the ` +
+    `plan it applies was made with: the plan's checks were for another. Nothing was changed. Apply with the credentials ` +
+    `the plan was made with, or plan again with these.`
+  );
 }
 
 /** The warning when what the last apply managed could not be read, and nothing pins the account. */

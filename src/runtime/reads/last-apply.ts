@@ -28,31 +28,44 @@ function candidates(env: NodeJS.ProcessEnv): string[] {
   return variable !== undefined ? [env[variable]!] : ["terraform", "tofu"];
 }
 
-/** The first line that says what went wrong, without the user information of any URL in it (a backend's password). */
+/**
+ * The first line that says what went wrong, without what a URL in it may carry of a backend's
+ * credentials (its user information, its query string).
+ */
 function firstError(stderr: string): string {
   const lines = stderr.split("\n").map((l) => l.replace(/^[│╷╵\s]+/, "").trim());
   const line = lines.find((l) => l.startsWith("Error")) ?? lines.find((l) => l !== "") ?? "";
-  return line.replace(/\/\/[^/\s@]*@/g, "//").slice(0, 200);
+  return line
+    .replace(/\/\/[^/\s@]*@/g, "//")
+    .replace(/\?[^\s"']*/g, "")
+    .slice(0, 200);
 }
 
-/** `terraform output -json` in `cwd` and `workspace`, within `timeoutMs`. */
-export async function readLastApply(env: NodeJS.ProcessEnv, cwd: string, workspace: string, timeoutMs: number): Promise<LastApply> {
-  const childEnv: NodeJS.ProcessEnv = { ...env, TF_WORKSPACE: workspace, TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" };
+/**
+ * `terraform output -json` in `cwd` and `workspace`, within `timeoutMs` (then killed outright:
+ * Terraform takes SIGTERM as a request to finish what it waits for), or until `signal` aborts it.
+ */
+export async function readLastApply(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  workspace: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<LastApply> {
+  const childEnv: NodeJS.ProcessEnv = { ...env, TF_WORKSPACE: workspace, TF_IN_AUTOMATION: "1", TF_INPUT: "0", CHECKPOINT_DISABLE: "1" };
   for (const name of NOT_FOR_THE_CHILD) delete childEnv[name];
   for (const binary of candidates(env)) {
     const ran = await new Promise<{ missing: boolean; error?: string; stdout: string }>((resolve) => {
-      execFile(
-        binary,
-        ["output", "-no-color", "-json"],
-        { cwd, env: childEnv, timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 },
-        (err, stdout, stderr) => {
-          if (!err) return resolve({ missing: false, stdout });
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === "ENOENT") return resolve({ missing: true, stdout: "" });
-          const why = err.killed ? `no answer within ${Math.round(timeoutMs / 1000)} s` : firstError(stderr) || `exit code ${String(code)}`;
-          resolve({ missing: false, error: `\`${binary} output -json\` failed: ${why}`, stdout: "" });
-        },
-      );
+      const options = { cwd, env: childEnv, timeout: timeoutMs, killSignal: "SIGKILL" as const, maxBuffer: 256 * 1024 * 1024, signal };
+      execFile(binary, ["output", "-no-color", "-json"], options, (err, stdout, stderr) => {
+        if (!err) return resolve({ missing: false, stdout });
+        const failed = err as NodeJS.ErrnoException & { killed?: boolean; signal?: string };
+        if (failed.code === "ENOENT") return resolve({ missing: true, stdout: "" });
+        const why = failed.killed
+          ? `no answer within ${Math.ceil(timeoutMs / 1000)} s`
+          : firstError(stderr) || (failed.signal ? `killed by ${failed.signal}` : `exit code ${String(failed.code)}`);
+        resolve({ missing: false, error: `\`${binary} output -json\` failed: ${why}`, stdout: "" });
+      });
     });
     if (ran.missing) continue;
     if (ran.error !== undefined) return { known: false, reason: ran.error };

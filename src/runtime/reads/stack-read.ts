@@ -19,14 +19,21 @@ import {
 import { runBudgetMsOrDefault } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
-import { accountRefIn, apiAddress, apiUrlIn } from "../account-identity";
+import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../account-identity";
 import { tokensNamed } from "../names/name-match";
 import { type TokenView, walkAllTokens } from "../names/token-list";
 import { type AppliedRecord, readAppliedRecords } from "../records/applied-record";
 import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
 import { startRun } from "../run/run-start";
 import { tokensSinceRunWalk } from "../run/run-walk";
-import { accountSwitch, type LastManaged, pinError, removedTokenWarnings, unknownLastApplyWarning } from "./account-checks";
+import {
+  accountSwitch,
+  type LastManaged,
+  notThePlansAccount,
+  pinError,
+  removedTokenWarnings,
+  unknownLastApplyWarning,
+} from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
@@ -54,42 +61,53 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   const workspace = query[STACK_READ_WORKSPACE];
   const report = new ReadReport(ctx);
   const hasTokens = workspace !== undefined && stack.tokens.length > 0;
-  if (hasTokens) report.result[STACK_READ_TICKET] = encodeRunTicket(startRun(ctx.env, query, report.warnInPlan));
+  const ticket = hasTokens ? startRun(ctx, workspace, query, report.warnInPlan) : undefined;
+  const accounts = new Set<string>();
   const records = appliedRecords(ctx.cwd, workspace, stack);
   let lastApply = { known: true, ledger: undefined } as LastApply;
+  // Half the budget at most, and a minute: what is left is the walk's, and the warning says what happened.
+  const stateReadMs = Math.min(60_000, runBudgetMsOrDefault(ctx.env) / 2);
+  const stopStateRead = new AbortController();
   const lastApplyRead = hasTokens
-    ? readLastApply(ctx.env, ctx.cwd, workspace, runBudgetMsOrDefault(ctx.env)).then((read) => (lastApply = read))
+    ? readLastApply(ctx.env, ctx.cwd, workspace, stateReadMs, stopStateRead.signal).then((read) => (lastApply = read))
     : Promise.resolve(lastApply);
   const listedOn = new Map<string, readonly TokenView[]>();
   const ledger = new Map<string, LedgerToken>();
-  await readAccounts(ctx, stack, report, {
-    list: async (client, _tokens, account) => {
-      const [listed] = await Promise.all([walkAllTokens(client, ctx), lastApplyRead]);
-      listedOn.set(accountKey(currentAccount(account)), listed);
-      return listed;
-    },
-    observe: (tokens, listed, account) => {
-      const current = currentAccount(account);
-      const last = (m: ManagedToken) => lastManaged(m, lastApply, records.applied);
-      // Before anything is planned on it: credentials of another account fail the plan.
-      const pinned = pinError(tokens, current);
-      if (pinned !== undefined) throw new ReadError(new Error(pinned), tokens);
-      const lastOf = tokens.map((m) => ({ m, last: last(m) }));
-      const { refusal, moving } = accountSwitch(lastOf, listed, current, { env: ctx.env, workspace: workspace ?? "default" });
-      if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
-      if (moving !== undefined) report.warnInPlan(moving);
-      for (const m of tokens) {
-        // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
-        const fields = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
-        Object.assign(report.result, fields);
-        const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
-        if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
-        const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
-        if (shared !== undefined) report.warnInPlan(shared);
-      }
-    },
-  });
-  if (hasTokens) {
+  try {
+    await readAccounts(ctx, stack, report, {
+      list: async (client, _tokens, account) => {
+        const [listed] = await Promise.all([walkAllTokens(client, ctx), lastApplyRead]);
+        listedOn.set(accountKey(currentAccount(account)), listed);
+        return listed;
+      },
+      observe: (tokens, listed, account) => {
+        const current = currentAccount(account);
+        if (ticket !== undefined) accounts.add(accountFingerprint(current));
+        const last = (m: ManagedToken) => lastManaged(m, lastApply, records.applied);
+        // Before anything is planned on it: credentials of another account fail the plan.
+        const pinned = pinError(tokens, current);
+        if (pinned !== undefined) throw new ReadError(new Error(pinned), tokens);
+        const lastOf = tokens.map((m) => ({ m, last: last(m) }));
+        const { refusal, moving } = accountSwitch(lastOf, listed, current, { env: ctx.env, workspace: workspace ?? "default" });
+        if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
+        if (moving !== undefined) report.warnInPlan(moving);
+        for (const m of tokens) {
+          // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
+          const fields = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
+          Object.assign(report.result, fields);
+          const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
+          if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
+          const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
+          if (shared !== undefined) report.warnInPlan(shared);
+        }
+      },
+    });
+  } finally {
+    // A read that failed leaves no terraform behind.
+    stopStateRead.abort();
+  }
+  if (ticket !== undefined) {
+    report.result[STACK_READ_TICKET] = encodeRunTicket({ ...ticket, accounts: [...accounts].sort() });
     if (!lastApply.known) {
       if (!stack.tokens.some((m) => m.allowedIdentities !== undefined)) report.warnInPlan(unknownLastApplyWarning(lastApply.reason));
     } else if (lastApply.ledger !== undefined) {
@@ -102,11 +120,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
 
 /** An account as the ledger records it, from the read's environment. */
 function currentAccount(account: ReadAccount): LedgerAccount {
-  return {
-    prefix: account.envPrefix ?? DEFAULT_ENV_PREFIX,
-    api: apiAddress(apiUrlIn(account.env, account.envPrefix, account.baseUrl)),
-    identity: accountRefIn(account.env, account.envPrefix, account.baseUrl).identity,
-  };
+  return ledgerAccountOf(accountRefIn(account.env, account.envPrefix, account.baseUrl));
 }
 
 const accountKey = (account: LedgerAccount): string => `${account.prefix} ${account.api}`;
@@ -155,6 +169,8 @@ async function afterWriteRead(input: RuntimeContext, query: Record<string, strin
     },
     observe: (tokens, listed, account) => {
       const current = currentAccount(account);
+      const refused = notThePlansAccount(ticket, current);
+      if (refused !== undefined) throw new ReadError(new Error(refused), tokens);
       for (const m of tokens) {
         if (!tokensNamed(listed, m.name).matches.length) {
           // Not an error: `terraform plan -refresh-only` reads this after the token was deleted in the

@@ -60,14 +60,14 @@ function warningsFor(
     const old = tokens.find((t) => t.id === last.id);
     const where = old ? `is now named "${old.name}"` : "no longer exists";
     lines.push(
-      `API token "${managed.name}" now resolves to id ${now.id}, not to id ${last.id}, which the last apply from this folder managed ` +
+      `API token "${managed.name}" now resolves to id ${now.id}, not to id ${last.id}, which the last apply managed ` +
         `and which ${where}: the stack's tokenId and token switch to ${now.id}.`,
     );
   }
   return lines;
 }
 
-/** What this folder last applied for a managed token: its id, and whether that apply finished. */
+/** What the last apply managed for a managed token: its id, and whether that apply finished. */
 export interface LastApplied {
   readonly id: string;
   readonly name: string;

@@ -46,12 +46,13 @@ export function writeAppliedRecord(cwd: string, record: AppliedRecord): void {
   writeRecord(recordPath(cwd, "applied", record.workspace, record.key), record);
 }
 
-export function readAppliedRecord(cwd: string, workspace: string, key: string, warn: (line: string) => void): AppliedRecord | undefined {
-  const raw = readRecord(recordPath(cwd, "applied", workspace, key), cwd, warn);
-  if (!raw) return undefined;
+/** The record `raw` holds, when it is one (of `key` and `workspace`, when given); undefined otherwise. */
+function appliedRecordOf(raw: Record<string, unknown>, key?: string, workspace?: string): AppliedRecord | undefined {
   const ok =
-    raw.key === key &&
-    raw.workspace === workspace &&
+    typeof raw.key === "string" &&
+    typeof raw.workspace === "string" &&
+    (key === undefined || raw.key === key) &&
+    (workspace === undefined || raw.workspace === workspace) &&
     typeof raw.id === "string" &&
     typeof raw.name === "string" &&
     typeof raw.api === "string" &&
@@ -62,10 +63,14 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
   return ok ? (raw as unknown as AppliedRecord) : undefined;
 }
 
+export function readAppliedRecord(cwd: string, workspace: string, key: string, warn: (line: string) => void): AppliedRecord | undefined {
+  const raw = readRecord(recordPath(cwd, "applied", workspace, key), cwd, warn);
+  return raw ? appliedRecordOf(raw, key, workspace) : undefined;
+}
+
 /**
- * Every applied record of this folder, without hashing a file name: the plan-time read
- * reads them this way, so that a read loads no node:crypto (see ../io/sha256.ts). Records carry their
- * key and workspace verbatim; unreadable files are skipped.
+ * Every applied record of this folder, found by listing it (records carry their key and workspace
+ * verbatim); what cannot be read or is no record is skipped: the warnings it feeds are best effort.
  */
 export function readAppliedRecords(cwd: string): AppliedRecord[] {
   let files: string[];
@@ -77,13 +82,10 @@ export function readAppliedRecords(cwd: string): AppliedRecord[] {
   const records: AppliedRecord[] = [];
   for (const file of files) {
     try {
-      const raw = JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>;
-      const fields = [raw.key, raw.workspace, raw.id, raw.name, raw.api];
-      if (fields.every((f) => typeof f === "string")) {
-        records.push(raw as unknown as AppliedRecord);
-      }
+      const record = appliedRecordOf(JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>);
+      if (record !== undefined) records.push(record);
     } catch {
-      // A record being replaced or damaged: the warnings it feeds are best effort.
+      // A record being replaced or damaged.
     }
   }
   return records;

@@ -1,6 +1,8 @@
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
 
-import type { RunTicket } from "../../protocol";
+import { HANDOFF_DIR, type RunTicket } from "../../protocol";
+import { sha256Hex } from "../io/crypto";
 import { optionalString, readRecord, recordPath, writeRecord } from "./record-file";
 
 /**
@@ -38,16 +40,44 @@ export interface Handoff {
   readonly targetName?: string;
 }
 
+/** A short digest of one hand-off, as a ticket lists the earlier ones (see RunTicket.earlier). */
+function handoffDigest(handoff: { readonly key: unknown; readonly releasedAt: unknown }): string {
+  return sha256Hex(`${String(handoff.key)}\n${String(handoff.releasedAt)}`).slice(0, 12);
+}
+
 /**
- * Whether `handoff` was released by the run of `ticket`: the same plan time (a destroy half can
- * have no other mark of its run), and, when the ticket says when its plan-time read ran, released
- * after it: a hand-off of an earlier run whose plan fell in the same second was there before. A
- * plan-time read reads hand-offs and writes none, so a plan running beside an apply (without a
- * state lock) cannot undo the apply's hand-off.
+ * Whether `handoff` was released by the run of `ticket`: the same plan time (a destroy half can have
+ * no other mark of its run), and not among the hand-offs that already carried it when the run's
+ * plan-time read ran (an earlier run whose plan fell in the same second). The plan-time read only
+ * reads hand-offs, so a plan running beside an apply (without a state lock) cannot undo the apply's.
  */
 export function releasedInRun(handoff: Handoff, ticket: RunTicket | undefined): boolean {
   if (ticket?.planTime === undefined || handoff.planTime !== ticket.planTime) return false;
-  return ticket.readAt === undefined || Date.parse(handoff.releasedAt) >= ticket.readAt;
+  return !(ticket.earlier ?? []).includes(handoffDigest(handoff));
+}
+
+/**
+ * The digests of this workspace's hand-offs in the folder that carry `planTime` (see
+ * RunTicket.earlier): almost always none. Reads only; what it cannot read it skips.
+ */
+export function handoffsOfPlanTime(cwd: string, workspace: string, planTime: string): string[] {
+  let files: string[];
+  try {
+    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json"));
+  } catch {
+    return [];
+  }
+  const digests: string[] = [];
+  for (const file of files) {
+    try {
+      const raw = JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>;
+      if (raw.workspace === workspace && raw.planTime === planTime)
+        digests.push(handoffDigest(raw as { key: unknown; releasedAt: unknown }));
+    } catch {
+      // Another's write in progress, or damaged: a create half ignores it too.
+    }
+  }
+  return digests;
 }
 
 export function writeHandoff(cwd: string, handoff: Handoff): void {

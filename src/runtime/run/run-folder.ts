@@ -11,14 +11,16 @@ import { MIN_LEASE_MS } from "../locks/lock-bounds";
 
 /**
  * The run's private folder, where its scripts share what they learn (the walk of the token list,
- * the login): `<temp>/gpucloud-<uid>-<ticket id>`. The ticket's id is random per plan, so no other
- * run, workspace or local user can arrive at the name, or make it first. Outside the stack folder,
- * which pipelines cache and upload. The first script that needs it makes it 0700; every script
- * uses it only after checking that it is a real folder (not a link), its own, closed to others.
+ * the login): `<parent>/<ticket id>`, in the first usable parent of this user: `<temp>/gpucloud-<uid>`,
+ * else `$XDG_RUNTIME_DIR/gpucloud`, else `~/.cache/gpucloud/runs`. A parent is usable when it is a
+ * real folder (not a link) of this user, closed to others, in a folder others cannot rename entries
+ * of; every script checks the same candidates in the same order, so a name another user squatted is
+ * skipped by all alike, and no one else can make or plant anything inside. Outside the stack folder,
+ * which pipelines cache and upload.
  *
- * Each script that opens it renews its lease, by its own bound (leaseMs): while the lease
- * holds, no sweep touches it; once it has lapsed, no live script of the run needs it (a script that
- * comes later makes it again, and walks and logs in once more).
+ * Each script that opens the run's folder renews its lease by its own bound (leaseMs): while the
+ * lease holds, no sweep touches it; once it lapsed, no live script of the run needs it (a later one
+ * makes it again, and walks and logs in once more).
  */
 
 export type RunFileKind = "walk" | "session";
@@ -26,6 +28,7 @@ export type RunFileKind = "walk" | "session";
 const LEASE_FILE = "lease";
 /** The refresh token's lifetime (spec §5): a session file older than this serves nobody. */
 const SESSION_MAX_AGE_MS = 2 * 60 * 60_000;
+const RUN_FOLDER_NAME = /^[0-9a-f]{16,64}$/;
 
 function baseTempDir(env: NodeJS.ProcessEnv): string {
   return env.TMPDIR || env.TMP || env.TEMP || tmpdir();
@@ -36,11 +39,20 @@ function userPart(env: NodeJS.ProcessEnv): string {
   return typeof process.getuid === "function" ? String(process.getuid()) : (env.USERNAME || env.USER || "user").replace(/[^\w.-]/g, "_");
 }
 
-const folderPrefix = (env: NodeJS.ProcessEnv): string => `gpucloud-${userPart(env)}-`;
+/** A parent candidate: the folder, and the folder it lives in (which others must not be able to rename entries of). */
+interface Candidate {
+  readonly folder: string;
+  readonly within: string;
+}
 
-/** The run's folder (not made). */
-export function runFolderPath(env: NodeJS.ProcessEnv, ticket: RunTicket): string {
-  return path.join(baseTempDir(env), `${folderPrefix(env)}${ticket.id}`);
+/** Where run folders may live, in order of preference. */
+function candidates(env: NodeJS.ProcessEnv): Candidate[] {
+  const base = baseTempDir(env);
+  const list: Candidate[] = [{ folder: path.join(base, `gpucloud-${userPart(env)}`), within: base }];
+  if (env.XDG_RUNTIME_DIR) list.push({ folder: path.join(env.XDG_RUNTIME_DIR, "gpucloud"), within: env.XDG_RUNTIME_DIR });
+  const home = env.HOME;
+  if (home) list.push({ folder: path.join(home, ".cache", "gpucloud", "runs"), within: path.join(home, ".cache", "gpucloud") });
+  return list;
 }
 
 /** Why `folder` may not hold this user's files, or undefined when it may: a real folder of this user, closed to others. */
@@ -53,36 +65,54 @@ function notOwnFolder(folder: string): string | undefined {
   return undefined;
 }
 
-/**
- * Whether others could rename entries of the temp folder (writable by them, without the sticky
- * bit that shared /tmp folders have): they could then swap the run's folder for one of theirs.
- */
-function tempFolderProblem(base: string): string | undefined {
-  const stat = statSync(base);
-  if ((stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0) {
-    return `${base} is writable by other users and has no sticky bit: set TMPDIR to a folder of your own`;
-  }
+/** Whether others could rename entries of `within` (writable by them, without a sticky bit): swap a folder for a link. */
+function renamableByOthers(within: string): string | undefined {
+  const stat = statSync(within);
+  if ((stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0) return `${within} is writable by other users and has no sticky bit`;
   return undefined;
 }
 
 /**
- * The run's folder, made 0700 if absent, after checking it (see above), with its lease renewed for
- * `leaseMs`. Throws with the reason when it cannot be used; callers then go on without sharing.
+ * Makes `folder` (and, with `recursive`, the folders above it) 0700 if absent; a folder just made is
+ * set 0700 whatever the umask (nothing else can have touched it), one that exists is left as it is.
  */
-export function openRunFolder(env: NodeJS.ProcessEnv, ticket: RunTicket, leaseMs: number, now: number = Date.now()): string {
-  const base = baseTempDir(env);
-  // A TMPDIR a job names but never made: made now, this user's own.
-  mkdirSync(base, { recursive: true, mode: 0o700 });
-  const unsafe = tempFolderProblem(base);
-  if (unsafe !== undefined) throw new Error(unsafe);
-  const folder = runFolderPath(env, ticket);
+function makePrivate(folder: string, recursive: boolean): void {
+  let made: string | undefined;
   try {
-    mkdirSync(folder, { mode: 0o700 });
-    // A umask may have taken bits the owner needs; nothing else can have touched a folder just made.
-    chmodSync(folder, 0o700);
+    made = mkdirSync(folder, { mode: 0o700, recursive }) ?? (recursive ? undefined : folder);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }
+  if (made !== undefined) chmodSync(folder, 0o700);
+}
+
+/** The first usable parent, made if need be; throws with every candidate's reason when none is. */
+function openParent(env: NodeJS.ProcessEnv): string {
+  const reasons: string[] = [];
+  for (const { folder, within } of candidates(env)) {
+    try {
+      makePrivate(within, true);
+      const unsafe = renamableByOthers(within);
+      if (unsafe !== undefined) throw new Error(unsafe);
+      makePrivate(folder, false);
+      const problem = notOwnFolder(folder);
+      if (problem !== undefined) throw new Error(problem);
+      return folder;
+    } catch (err) {
+      reasons.push(errorMessage(err));
+    }
+  }
+  throw new Error(`no private folder for this run: ${reasons.join("; ")} (set TMPDIR to a folder of your own)`);
+}
+
+/**
+ * The run's folder, made 0700 if absent, after checking it and its parent (see above), with its
+ * lease renewed for `leaseMs`. Throws with the reason when it cannot be used; callers then go on
+ * without sharing.
+ */
+export function openRunFolder(env: NodeJS.ProcessEnv, ticket: RunTicket, leaseMs: number, now: number = Date.now()): string {
+  const folder = path.join(openParent(env), ticket.id);
+  makePrivate(folder, false);
   const problem = notOwnFolder(folder);
   if (problem !== undefined) throw new Error(problem);
   renewLease(folder, now + leaseMs);
@@ -110,37 +140,38 @@ export function runFilePath(folder: string, account: AccountRef, kind: RunFileKi
 }
 
 /**
- * Removes, best effort, the run folders of this user whose lease has lapsed, and the session files
- * older than a session can serve. Touches only folders it verified as this user's own and, in them,
- * regular files of this user. Never throws: `warn` is called once with what failed. Returns how many
- * folders it removed.
+ * Removes, best effort, this user's run folders whose lease has lapsed, and the session files older
+ * than a session can serve in the others. Looks only in parents it verified as this user's own
+ * (never following a link), and removes only regular files of this user there. Never throws: `warn`
+ * is called once with what failed. Returns how many folders it removed.
  */
 export function sweepRunFolders(env: NodeJS.ProcessEnv, warn: (line: string) => void, now: number = Date.now()): number {
-  const base = baseTempDir(env);
-  const prefix = folderPrefix(env);
-  let entries: string[];
-  try {
-    entries = readdirSync(base).filter((name) => name.startsWith(prefix));
-  } catch {
-    return 0;
-  }
   let removed = 0;
   let failure: string | undefined;
-  for (const name of entries) {
-    const folder = path.join(base, name);
+  for (const { folder: parent, within } of candidates(env)) {
+    let entries: string[];
     try {
-      if (notOwnFolder(folder) !== undefined) continue;
-      // A folder without a lease lost its maker between mkdir and the lease's write: judged by its own age.
-      const lapsed = (leaseOf(folder) ?? lstatSync(folder).mtimeMs + MIN_LEASE_MS) < now;
-      if (lapsed) {
-        removeOwnFiles(folder, () => true);
-        rmdirSync(folder);
-        removed++;
-      } else {
-        removeOwnFiles(folder, (file, mtimeMs) => file.endsWith(".session.json") && now - mtimeMs > SESSION_MAX_AGE_MS);
+      if (renamableByOthers(within) !== undefined || notOwnFolder(parent) !== undefined) continue;
+      entries = readdirSync(parent).filter((name) => RUN_FOLDER_NAME.test(name));
+    } catch {
+      continue;
+    }
+    for (const name of entries) {
+      const folder = path.join(parent, name);
+      try {
+        if (notOwnFolder(folder) !== undefined) continue;
+        // A folder without a lease lost its maker between mkdir and the lease's write: judged by its own age.
+        const lapsed = (leaseOf(folder) ?? lstatSync(folder).mtimeMs + MIN_LEASE_MS) < now;
+        if (lapsed) {
+          removeOwnFiles(folder, () => true);
+          rmdirSync(folder);
+          removed++;
+        } else {
+          removeOwnFiles(folder, (file, mtimeMs) => file.endsWith(".session.json") && now - mtimeMs > SESSION_MAX_AGE_MS);
+        }
+      } catch (err) {
+        failure ??= `${folder}: ${errorMessage(err)}`;
       }
-    } catch (err) {
-      failure ??= `${folder}: ${errorMessage(err)}`;
     }
   }
   if (failure !== undefined) warn(`could not remove a spent run folder (${failure}); going on`);

@@ -3,12 +3,13 @@ import type { ApiClient } from "../../client/client";
 import { decodePlanned, foldTokenName, type Planned, PLANNED_ENV, TokenEnv } from "../../protocol";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
-import { type AccountRef, accountRefIn, apiAddress } from "../account-identity";
+import { type AccountRef, accountRefIn, apiAddress, ledgerAccountOf } from "../account-identity";
 import { leaseMs, lockWaitMs } from "../locks/lock-bounds";
 import { withNameLock } from "../locks/name-lock";
 import { parsePreviousNames, requireName } from "../names/name-input";
 import { tokensNamed } from "../names/name-match";
 import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
+import { notThePlansAccount } from "../reads/account-checks";
 import { type AppliedRecord, readAppliedRecord, writeAppliedRecord } from "../records/applied-record";
 import { type Handoff, removeHandoff } from "../records/handoff";
 import { type Decided, type LatestTokens, withLatestTokens } from "../run/run-walk";
@@ -23,6 +24,9 @@ import { findTarget, oldTokenLeftBehind, type Target, type Wanted } from "./toke
  */
 export async function applyToken(input: RuntimeContext): Promise<void> {
   const apply = applyRequest(input);
+  // Before anything is written or claimed: the plan's checks of the account were for these credentials.
+  const refused = notThePlansAccount(apply.planned.ticket, ledgerAccountOf(apply.account));
+  if (refused !== undefined) throw new Error(refused);
   const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned.ticket);
   const lastApplied = appliedOnThisAccount(apply.ctx, apply.scope, apply.api, apply.name);
   const managedId = await underNameLock(apply, async (client) => {
@@ -57,7 +61,7 @@ function applyRequest(input: RuntimeContext): ApplyRequest {
   const ctx: RuntimeContext = { ...withTriggers, ticket: planned.ticket };
   const account = accountRefIn(ctx.env, scope.envPrefix, scope.baseUrl);
   const api = accountDigestOf(scope, ctx.env);
-  return { ctx, scope, name, description, previousNames, api, account, planned, warn: ctx.out.warn };
+  return { ctx, scope, name, description, previousNames, api, account, planned, plannedId: planned.id, warn: ctx.out.warn };
 }
 
 /** Runs `fn` with a client of the token's account, holding the lock of its name (see withNameLock). */

@@ -15,6 +15,8 @@ export interface Wanted {
   readonly previousNames: readonly string[];
   /** The account the token is on (see accountDigestOf). */
   readonly api: string;
+  /** The id the plan showed ("" for a create): among several tokens of the name, the one chosen. */
+  readonly plannedId: string;
   readonly warn: (line: string) => void;
 }
 
@@ -71,8 +73,9 @@ function tokenOfThisName(
   handedOver: TokenView | undefined,
 ): TokenView | undefined {
   const { name } = wanted;
-  // Exact matches, else matches after trimming and case-folding: never create when one exists.
-  const { matches, exact } = tokensNamed(tokens, name, lastApplied?.id);
+  // Exact matches, else matches after trimming and case-folding: never create when one exists. Among several,
+  // the one the plan showed (it read what the last apply managed), else the one this folder recorded.
+  const { matches, exact } = tokensNamed(tokens, name, wanted.plannedId || lastApplied?.id);
   if (!exact && matches.length > 1 && !(handedOver && matches.some((t) => t.id === handedOver.id))) {
     throw new Error(
       `no API token is named exactly "${name}", but ${matches.length} have that name after trimming and case-folding ` +
