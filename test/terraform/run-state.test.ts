@@ -182,7 +182,7 @@ describeWithTerraform("run state under real Terraform: one run's files are its o
     expect(plan.stderr).toBe("");
     expect(plan.exitCode).toBe(0);
     expect(plan.plan?.resource_changes?.filter((c) => !c.change.actions.includes("no-op")) ?? []).toEqual([]);
-    expect(oneLine(plan.stdout)).toMatch(/could not remove a spent run folder \(.*gpucloud-\d+-[0-9a-f]+: .*\); going on/);
+    expect(oneLine(plan.stdout)).toMatch(/could not remove a spent run folder \(.*gpucloud-\d+\/[0-9a-f]+: .*\); going on/);
   });
 
   /** The plan time of the failed run, from the hand-off its create half claimed before it failed. */
