@@ -93,7 +93,7 @@ describeWithTerraform("workspaces and credentials under real Terraform: a change
     const said = oneLine(applied.stderr + applied.stdout);
     expect(said).toContain(
       `this apply's credentials of account GPUCLOUD_* log in as user wc-bob at ${fx.emulator.url.replace(/\/+$/, "")}, ` +
-        "which is not an account the plan it applies was made with",
+        "not as the credentials the plan it applies was made with",
     );
     expect(tokensOf("prod", "wc-saved")).toEqual([]);
     expect(tokensOf("staging", "wc-saved")).toEqual([]);

@@ -119,15 +119,16 @@ export function removedTokenWarnings(
 }
 
 /**
- * The error when a script of the apply reaches an account the run's plan did not read (a saved plan
- * applied with another environment's variables): the plan's checks were made for another.
+ * The error when a script of the apply has other credentials than its plan read with (a saved plan
+ * applied with another environment's variables): the plan's checks of the account were for those.
+ * Another credential of the same account is refused too: this script cannot tell it apart.
  */
 export function notThePlansAccount(ticket: RunTicket | undefined, current: LedgerAccount): string | undefined {
   if (ticket?.accounts === undefined || ticket.accounts.includes(accountFingerprint(current))) return undefined;
   return (
-    `this apply's credentials of account ${current.prefix}* log in as ${accountLabel(current)}, which is not an account the ` +
-    `plan it applies was made with: the plan's checks were for another. Nothing was changed. Apply with the credentials ` +
-    `the plan was made with, or plan again with these.`
+    `this apply's credentials of account ${current.prefix}* log in as ${accountLabel(current)}, not as the credentials the ` +
+    `plan it applies was made with, which its checks of the account were for (these may reach another account). Nothing was ` +
+    `changed. Apply with the credentials the plan was made with, or plan again with these.`
   );
 }
 
