@@ -8,10 +8,15 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { decodeLedger, encodeLedger, type LedgerToken } from "../../src/protocol";
 import { accountSwitch, removedTokenWarnings } from "../../src/runtime/reads/account-checks";
 import { readLastApply } from "../../src/runtime/reads/last-apply";
 import type { ManagedToken } from "../../src/runtime/reads/stack-query";
+import { stackRead } from "../../src/runtime/reads/stack-read";
+import { writeAppliedRecord } from "../../src/runtime/records/applied-record";
+import type { RuntimeContext } from "../../src/shared/context";
+import { createOutput, Redactor } from "../../src/shared/output";
 
 const ALICE = { prefix: "GPUCLOUD_", api: "https://a.example", identity: "user alice" };
 const BOB = { prefix: "GPUCLOUD_", api: "https://b.example", identity: "user bob" };
@@ -185,5 +190,66 @@ describe("the account checks", () => {
         'API token "elsewhere" (id tok_e) on user bob at https://b.example (account GPUCLOUD_*) stays ACTIVE, unless it was revoked since',
       ),
     ]);
+  });
+});
+
+describe("the plan-time read and the state's ledger", () => {
+  const USER = { username: "ledger-bot", password: "ledger-pw-4d1c" };
+  let api: RunningEmulator;
+  beforeAll(async () => {
+    api = await startEmulator({ users: [USER] });
+  });
+  afterAll(() => api?.close());
+
+  /** A plan-time read of `query` in a fresh folder, with a stand-in terraform whose output -json is `outputs`. */
+  const plan = async (query: Record<string, string>, terraform: string, cwd = mkdtempSync(path.join(tmpdir(), "ledger-read-"))) => {
+    const lines: string[] = [];
+    const ctx: RuntimeContext = {
+      cwd,
+      out: createOutput((t) => void lines.push(t), new Redactor([USER.password])),
+      env: {
+        TMPDIR: cwd,
+        GPUCLOUD_BASE_URL: api.url,
+        GPUCLOUD_USERNAME: USER.username,
+        GPUCLOUD_PASSWORD: USER.password,
+        GPUCLOUD_TERRAFORM: terraform,
+      },
+    };
+    return { result: await stackRead(ctx, { workspace: "default", plan_time: "2026-11-01T10:00:00Z", ...query }), lines };
+  };
+  const here = () => ({ prefix: "GPUCLOUD_", api: api.url.replace(/\/+$/, ""), identity: `user ${USER.username}` });
+  const stateWith = (ledger: ReadonlyMap<string, LedgerToken>) =>
+    binary(`echo '${JSON.stringify({ gpucloud_token_ledger: { value: encodeLedger(ledger) } })}'`);
+
+  test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {
+    const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here() }]]);
+    const { result } = await plan({ "t0.name": "gone", "t0.path": "s/gone" }, stateWith(ledger));
+    expect(decodeLedger(result.ledger)?.get("s/gone")).toEqual({ name: "gone", id: "tok_gone", account: here() });
+  });
+
+  test("state that cannot be read: warned while a token's account is unpinned, not when every one is pinned", async () => {
+    const failing = binary("echo 'Error: no backend' >&2; exit 1");
+    const unpinned = await plan({ "t0.name": "a", "t1.name": "b", "t1.pin": `["user ${USER.username}"]` }, failing);
+    expect(unpinned.result.warnings).toContain("could not be read from its state (`");
+    const pinned = await plan({ "t0.name": "a", "t0.pin": `["user ${USER.username}"]` }, failing);
+    expect(pinned.result.warnings).not.toContain("could not be read from its state");
+  });
+
+  test("a pending record of another identity (an apply that failed after its write) counts in the account check", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "ledger-read-"));
+    writeAppliedRecord(cwd, {
+      key: "k0",
+      workspace: "default",
+      id: "tok_elsewhere",
+      name: "pending-one",
+      api: "0123456789abcdef",
+      apiUrl: here().api,
+      identity: "user someone-else",
+      pending: true,
+      at: new Date().toISOString(),
+    });
+    await expect(plan({ "t0.key": "k0", "t0.name": "pending-one", "t0.path": "s/p" }, binary("echo '{}'"), cwd)).rejects.toThrow(
+      /managed its API tokens as user someone-else at .*"pending-one" \(id tok_elsewhere\)/,
+    );
   });
 });

@@ -96,7 +96,10 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           const fields = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
           Object.assign(report.result, fields);
           const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
+          // A token not found now (revoked, to be created) keeps its last entry until an apply gives it another.
+          const kept = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
           if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
+          else if (kept !== undefined) ledger.set(m.path, kept);
           const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
           if (shared !== undefined) report.warnInPlan(shared);
         }
@@ -109,7 +112,8 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   if (ticket !== undefined) {
     report.result[STACK_READ_TICKET] = encodeRunTicket({ ...ticket, accounts: [...accounts].sort() });
     if (!lastApply.known) {
-      if (!stack.tokens.some((m) => m.allowedIdentities !== undefined)) report.warnInPlan(unknownLastApplyWarning(lastApply.reason));
+      // A pinned account is checked by its pin; the others are the ones this plan cannot tell.
+      if (stack.tokens.some((m) => m.allowedIdentities === undefined)) report.warnInPlan(unknownLastApplyWarning(lastApply.reason));
     } else if (lastApply.ledger !== undefined) {
       for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(accountKey(a)))) report.warnInPlan(line);
     }
@@ -132,15 +136,14 @@ const accountKey = (account: LedgerAccount): string => `${account.prefix} ${acco
  */
 function lastManaged(m: ManagedToken, lastApply: LastApply, applied: ReadonlyMap<string, AppliedRecord>): LastManaged | undefined {
   const record = applied.get(m.key);
-  if (record?.pending) return { id: record.id, name: record.name, pending: true };
-  const entry = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
-  if (entry !== undefined) return { id: entry.id, name: entry.name, account: entry.account };
-  if (record === undefined) return undefined;
-  const account =
-    record.identity !== undefined && record.apiUrl !== undefined
+  const recordedAccount =
+    record?.identity !== undefined && record.apiUrl !== undefined
       ? { prefix: m.envPrefix ?? DEFAULT_ENV_PREFIX, api: record.apiUrl, identity: record.identity }
       : undefined;
-  return { id: record.id, name: record.name, account };
+  if (record?.pending) return { id: record.id, name: record.name, pending: true, account: recordedAccount };
+  const entry = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
+  if (entry !== undefined) return { id: entry.id, name: entry.name, account: entry.account };
+  return record === undefined ? undefined : { id: record.id, name: record.name, account: recordedAccount };
 }
 
 /**
