@@ -202,7 +202,12 @@ describe("the plan-time read and the state's ledger", () => {
   afterAll(() => api?.close());
 
   /** A plan-time read of `query` in a fresh folder, with a stand-in terraform whose output -json is `outputs`. */
-  const plan = async (query: Record<string, string>, terraform: string, cwd = mkdtempSync(path.join(tmpdir(), "ledger-read-"))) => {
+  const plan = async (
+    query: Record<string, string>,
+    terraform: string,
+    cwd = mkdtempSync(path.join(tmpdir(), "ledger-read-")),
+    env: NodeJS.ProcessEnv = {},
+  ) => {
     const lines: string[] = [];
     const ctx: RuntimeContext = {
       cwd,
@@ -213,6 +218,7 @@ describe("the plan-time read and the state's ledger", () => {
         GPUCLOUD_USERNAME: USER.username,
         GPUCLOUD_PASSWORD: USER.password,
         GPUCLOUD_TERRAFORM: terraform,
+        ...env,
       },
     };
     return { result: await stackRead(ctx, { workspace: "default", plan_time: "2026-11-01T10:00:00Z", ...query }), lines };
@@ -225,6 +231,16 @@ describe("the plan-time read and the state's ledger", () => {
     const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here() }]]);
     const { result } = await plan({ "t0.name": "gone", "t0.path": "s/gone" }, stateWith(ledger));
     expect(decodeLedger(result.ledger)?.get("s/gone")).toEqual({ name: "gone", id: "tok_gone", account: here() });
+  });
+
+  test("a token moving to this account (MOVE_TO) and not found here: its old account's entry is not carried forward", async () => {
+    const elsewhere = { ...here(), identity: "user someone-else" };
+    const ledger = new Map([["s/moving", { name: "moving", id: "tok_elsewhere", account: elsewhere }]]);
+    const { result } = await plan({ "t0.name": "moving", "t0.path": "s/moving" }, stateWith(ledger), undefined, {
+      GPUCLOUD_MOVE_TO: `user ${USER.username} at ${here().api}`,
+    });
+    expect(result.warnings).toContain("stay ACTIVE there");
+    expect(decodeLedger(result.ledger)?.has("s/moving")).toBe(false);
   });
 
   test("state that cannot be read: warned while a token's account is unpinned, not when every one is pinned", async () => {

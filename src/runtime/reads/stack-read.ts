@@ -96,10 +96,11 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           const fields = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
           Object.assign(report.result, fields);
           const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
-          // A token not found now (revoked, to be created) keeps its last entry until an apply gives it another.
+          // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
+          // another, but only on this account: one moving away leaves its old account's entry behind.
           const kept = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
           if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
-          else if (kept !== undefined) ledger.set(m.path, kept);
+          else if (kept !== undefined && accountFingerprint(kept.account) === accountFingerprint(current)) ledger.set(m.path, kept);
           const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
           if (shared !== undefined) report.warnInPlan(shared);
         }
