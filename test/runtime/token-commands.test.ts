@@ -275,9 +275,10 @@ describe("token provisioner commands", () => {
 
   test("the stack's read: only the managed tokens; a missing one is an observation, at plan time and after the writes", async () => {
     const kept = emulator.addToken({ name: "inv-kept", description: "x" });
+    const log: string[] = [];
     const ctx: RuntimeContext = {
       cwd: folder(),
-      out: createOutput(() => undefined, new Redactor([])),
+      out: createOutput((t) => void log.push(t), new Redactor([])),
       env: { GPUCLOUD_BASE_URL: emulator.url, GPUCLOUD_USERNAME: USER.username, GPUCLOUD_PASSWORD: USER.password },
     };
     const query = {
@@ -306,8 +307,12 @@ describe("token provisioner commands", () => {
     expect(Object.values(result)).not.toContain(emulator.tokens().find((t) => t.name !== "inv-kept")?.token);
     // After the writes (or in a refresh-only plan, where this read runs at plan time) a missing token
     // is reported with empty attributes, not an error: a refresh-only plan must show the drift.
+    expect(log.join("")).not.toContain("after the writes");
     const after = await stackRead(ctx, { ...query, after_write: "true" });
     expect(after).toMatchObject({ "k3.id": "", "k3.created_at": "", "k3.in_sync": "false" });
+    // Said of each token no token has the name of (a pending rename's too), not of the one found.
+    const said = log.join("").match(/no API token is named "[^"]+" after the writes/g);
+    expect(said).toEqual(['no API token is named "inv-missing" after the writes', 'no API token is named "inv-gone" after the writes']);
   });
 
   test("two create halves of one folder with the same name (known only at apply) make one token, not two", async () => {

@@ -1,7 +1,7 @@
 import { accountEnv, CredentialEnv, foldTokenName, type LedgerAccount, type LedgerToken, type RunTicket } from "../../protocol";
 import { accountFingerprint } from "../account-identity";
 import type { TokenView } from "../names/token-list";
-import type { ManagedToken } from "./stack-query";
+import type { LastManaged, ManagedToken } from "./stack-query";
 
 /*
  * What the plan-time read checks of the account its credentials reach, against what the last apply
@@ -12,15 +12,6 @@ import type { ManagedToken } from "./stack-query";
 /** An account as messages name it: `user alice at https://api.example.com`. */
 function accountLabel(account: LedgerAccount): string {
   return `${account.identity} at ${account.api}`;
-}
-
-/** What the last apply managed for one ApiToken: its token, and the account it managed it on when known. */
-export interface LastManaged {
-  readonly id: string;
-  readonly name: string;
-  readonly account?: LedgerAccount;
-  /** An apply that wrote it did not finish (a folder's pending record). */
-  readonly pending?: boolean;
 }
 
 /** The error when the credentials of an account log in as an identity its GpuCloudAccount does not pin. */

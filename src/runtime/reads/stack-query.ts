@@ -1,6 +1,7 @@
 import { GpuCloudError } from "../../client/errors";
 import { LOGIN_OPERATION } from "../../client/session";
 import {
+  type LedgerAccount,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LISTED_SLOTS,
   STACK_READ_MAY_RUN_AT_APPLY,
@@ -21,6 +22,15 @@ export interface ManagedToken extends StackReadToken {
   readonly slot: string;
   /** The construct's path, for messages ("" when the query does not give it). */
   readonly path: string;
+}
+
+/** What the last apply managed for one ApiToken: its token, and the account it managed it on when known. */
+export interface LastManaged {
+  readonly id: string;
+  readonly name: string;
+  readonly account?: LedgerAccount;
+  /** An apply that wrote it did not finish (a folder's pending record). */
+  readonly pending?: boolean;
 }
 
 /** The stack's query split into its managed tokens and its lookups. */

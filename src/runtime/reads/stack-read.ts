@@ -13,30 +13,20 @@ import {
   STACK_READ_TICKET,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
-  stackReadKey,
-  StackReadResultField,
 } from "../../protocol";
 import { runBudgetMsOrDefault } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../account-identity";
-import { tokensNamed } from "../names/name-match";
 import { type TokenView, walkAllTokens } from "../names/token-list";
 import { type AppliedRecord, readAppliedRecords } from "../records/applied-record";
 import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
 import { startRun } from "../run/run-start";
 import { tokensSinceRunWalk } from "../run/run-walk";
-import {
-  accountSwitch,
-  type LastManaged,
-  notThePlansAccount,
-  pinError,
-  removedTokenWarnings,
-  unknownLastApplyWarning,
-} from "./account-checks";
+import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, unknownLastApplyWarning } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
-import { isAccountError, isLookup, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
+import { isAccountError, isLookup, type LastManaged, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
 import { observeToken, resolvedTokens } from "./token-observation";
 
 /**
@@ -93,9 +83,8 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
         if (moving !== undefined) report.warnInPlan(moving);
         for (const m of tokens) {
           // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
-          const fields = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
+          const { fields, id } = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
           Object.assign(report.result, fields);
-          const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
           // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
           // another, but only on this account: one moving away leaves its old account's entry behind.
           const kept = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
@@ -176,16 +165,15 @@ async function afterWriteRead(input: RuntimeContext, query: Record<string, strin
       const refused = notThePlansAccount(ticket, current);
       if (refused !== undefined) throw new ReadError(new Error(refused), tokens);
       for (const m of tokens) {
-        if (!tokensNamed(listed, m.name).matches.length) {
+        const { fields, id, named } = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);
+        if (!named) {
           // Not an error: `terraform plan -refresh-only` reads this after the token was deleted in the
           // console, and must show the drift rather than fail. The next plan recreates it.
           ctx.out.warn(
             `no API token is named "${m.name}" after the writes: it was removed or renamed outside Terraform; the next plan recreates it`,
           );
         }
-        const fields = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);
         Object.assign(report.result, fields);
-        const id = fields[stackReadKey(m.slot, StackReadResultField.ID)];
         if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
       }
     },

@@ -2,7 +2,7 @@ import { stackReadKey, StackReadResultField } from "../../protocol";
 import { tokensNamed } from "../names/name-match";
 import { duplicatesWarning, pickByPreviousNames } from "../names/name-pick";
 import { NO_TOKEN_ATTRIBUTES, tokenAttributes, type TokenView } from "../names/token-list";
-import type { ManagedToken } from "./stack-query";
+import type { LastManaged, ManagedToken } from "./stack-query";
 
 /*
  * What the stack's reads say of one managed token among the tokens listed from its account: which
@@ -67,24 +67,27 @@ function warningsFor(
   return lines;
 }
 
-/** What the last apply managed for a managed token: its id, and whether that apply finished. */
-export interface LastApplied {
+/** What a read observed of one managed token. */
+export interface Observation {
+  /** Its result fields (attributes, `in_sync`, `reason`), keyed by its slot. */
+  readonly fields: Record<string, string>;
+  /** The id of the token its fields are taken from; "" for none. */
   readonly id: string;
-  readonly name: string;
-  readonly pending?: boolean;
+  /** Whether any token has its name (exactly, or after trimming and case-folding). */
+  readonly named: boolean;
 }
 
 /**
- * The result fields of one managed token (its attributes, `in_sync`, `reason`) and the lines the
- * user must see about it (`warn`). `last` is preferred among several tokens of its name.
+ * What a read observes of one managed token, and the lines the user must see about it (`warn`).
+ * `last` is preferred among several tokens of its name.
  */
 export function observeToken(
   m: ManagedToken,
   tokens: readonly TokenView[],
-  last: LastApplied | undefined,
+  last: LastManaged | undefined,
   warn: (line: string) => void,
   log: (line: string) => void,
-): Record<string, string> {
+): Observation {
   const named = tokensNamed(tokens, m.name, last?.id);
   // A pending record is no apply that finished: no "now resolves to another id" from it.
   for (const line of warningsFor(m, tokens, named, last?.pending ? undefined : last)) warn(line);
@@ -97,14 +100,18 @@ export function observeToken(
     [StackReadResultField.IN_SYNC]: inSync ? "true" : "false",
     [StackReadResultField.REASON]: reason,
   };
-  return Object.fromEntries(Object.entries(fields).map(([field, value]) => [stackReadKey(m.slot, field), value]));
+  return {
+    fields: Object.fromEntries(Object.entries(fields).map(([field, value]) => [stackReadKey(m.slot, field), value])),
+    id: token?.id ?? "",
+    named: named.matches.length > 0,
+  };
 }
 
 /** The tokens that `wanted` resolve to in `tokens` (a token taken from the run's walk has no value). */
 export function resolvedTokens(
   wanted: readonly ManagedToken[],
   tokens: readonly TokenView[],
-  last: (m: ManagedToken) => LastApplied | undefined,
+  last: (m: ManagedToken) => LastManaged | undefined,
 ): TokenView[] {
   const quiet = () => undefined;
   return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name, last(m)?.id), quiet).token ?? []);
