@@ -23,6 +23,16 @@ export interface LedgerAccount {
   readonly identity: string;
 }
 
+/** An account's key in the ledger: `<prefix> <api>` (its identity is the key's value). */
+export function ledgerAccountKey(account: LedgerAccount): string {
+  return `${account.prefix} ${account.api}`;
+}
+
+/** Whether two ledger accounts are one: the same prefix, API address and identity. */
+export function sameLedgerAccount(a: LedgerAccount, b: LedgerAccount): boolean {
+  return a.prefix === b.prefix && a.api === b.api && a.identity === b.identity;
+}
+
 /** One ApiToken in the ledger, under its construct path. */
 export interface LedgerToken {
   readonly name: string;
@@ -40,7 +50,7 @@ export function encodeLedger(tokens: ReadonlyMap<string, LedgerToken>): string {
   const entries: Record<string, [string, string, string]> = {};
   for (const path of [...tokens.keys()].sort()) {
     const token = tokens.get(path)!;
-    const where = `${token.account.prefix} ${token.account.api}`;
+    const where = ledgerAccountKey(token.account);
     accounts[where] = token.account.identity;
     entries[path] = [token.name, token.id, where];
   }

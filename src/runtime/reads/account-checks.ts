@@ -1,4 +1,12 @@
-import { accountEnv, CredentialEnv, foldTokenName, type LedgerAccount, type LedgerToken, type RunTicket } from "../../protocol";
+import {
+  accountEnv,
+  CredentialEnv,
+  foldTokenName,
+  type LedgerAccount,
+  type LedgerToken,
+  type RunTicket,
+  sameLedgerAccount,
+} from "../../protocol";
 import { accountFingerprint } from "../account-identity";
 import type { TokenView } from "../names/token-list";
 import type { LastManaged, ManagedToken } from "./stack-query";
@@ -57,7 +65,7 @@ export function accountSwitch(
     (e): e is { m: ManagedToken; last: LastManaged & { account: LedgerAccount } } =>
       e.last?.account !== undefined && e.last.id !== "" && e.last.account.prefix === current.prefix,
   );
-  const moved = before.filter(({ last }) => last.account.identity !== current.identity || last.account.api !== current.api);
+  const moved = before.filter(({ last }) => !sameLedgerAccount(last.account, current));
   if (moved.length === 0 || before.some(({ last }) => listsIt(listed, last, current))) return {};
   const names = accountEnv(current.prefix);
   const was = [...new Set(moved.map(({ last }) => accountLabel(last.account)))].join(" and ");

@@ -5,7 +5,9 @@ import {
   encodeLedger,
   encodeRunTicket,
   type LedgerAccount,
+  ledgerAccountKey,
   type LedgerToken,
+  sameLedgerAccount,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LEDGER,
   STACK_READ_LISTED_SLOTS,
@@ -67,7 +69,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
     await readAccounts(ctx, stack, report, {
       list: async (client, _tokens, account) => {
         const [listed] = await Promise.all([walkAllTokens(client, ctx), lastApplyRead]);
-        listedOn.set(accountKey(currentAccount(account)), listed);
+        listedOn.set(ledgerAccountKey(currentAccount(account)), listed);
         return listed;
       },
       observe: (tokens, listed, account) => {
@@ -89,7 +91,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           // another, but only on this account: one moving away leaves its old account's entry behind.
           const kept = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
           if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
-          else if (kept !== undefined && accountFingerprint(kept.account) === accountFingerprint(current)) ledger.set(m.path, kept);
+          else if (kept !== undefined && sameLedgerAccount(kept.account, current)) ledger.set(m.path, kept);
           const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
           if (shared !== undefined) report.warnInPlan(shared);
         }
@@ -105,7 +107,8 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
       // A pinned account is checked by its pin; the others are the ones this plan cannot tell.
       if (stack.tokens.some((m) => m.allowedIdentities === undefined)) report.warnInPlan(unknownLastApplyWarning(lastApply.reason));
     } else if (lastApply.ledger !== undefined) {
-      for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(accountKey(a)))) report.warnInPlan(line);
+      for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(ledgerAccountKey(a))))
+        report.warnInPlan(line);
     }
     report.result[STACK_READ_LEDGER] = encodeLedger(ledger);
   }
@@ -116,8 +119,6 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
 function currentAccount(account: ReadAccount): LedgerAccount {
   return ledgerAccountOf(accountRefIn(account.env, account.envPrefix, account.baseUrl));
 }
-
-const accountKey = (account: LedgerAccount): string => `${account.prefix} ${account.api}`;
 
 /**
  * What the last apply managed for `m`: a pending record of this folder first (the create half follows
