@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
-import path from "node:path";
+import { rmSync } from "node:fs";
 
-import { HANDOFF_DIR } from "../../protocol";
-import { optionalString, readRecord, recordPath, writeRecord } from "./record-file";
+import { listRecords, optionalString, readRecord, recordPath, writeRecord } from "./record-file";
 
 /**
  * Written by every successful create half: the token this construct manages in this workspace,
@@ -68,27 +66,9 @@ export function readAppliedRecord(cwd: string, workspace: string, key: string, w
   return raw ? appliedRecordOf(raw, key, workspace) : undefined;
 }
 
-/**
- * Every applied record of this folder, found by listing it (records carry their key and workspace
- * verbatim); what cannot be read or is no record is skipped: the warnings it feeds are best effort.
- */
+/** Every applied record of this folder (see listRecords); what is no record is skipped. */
 export function readAppliedRecords(cwd: string): AppliedRecord[] {
-  let files: string[];
-  try {
-    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.endsWith(".applied.json"));
-  } catch {
-    return [];
-  }
-  const records: AppliedRecord[] = [];
-  for (const file of files) {
-    try {
-      const record = appliedRecordOf(JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>);
-      if (record !== undefined) records.push(record);
-    } catch {
-      // A record being replaced or damaged.
-    }
-  }
-  return records;
+  return listRecords(cwd, "applied").flatMap((raw) => appliedRecordOf(raw) ?? []);
 }
 
 export function removeAppliedRecord(cwd: string, workspace: string, key: string): void {

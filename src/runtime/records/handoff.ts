@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
-import path from "node:path";
+import { rmSync } from "node:fs";
 
-import { HANDOFF_DIR, type RunTicket } from "../../protocol";
+import type { RunTicket } from "../../protocol";
 import { sha256Hex } from "../io/crypto";
-import { optionalString, readRecord, recordPath, writeRecord } from "./record-file";
+import { listRecords, optionalString, readRecord, recordPath, writeRecord } from "./record-file";
 
 /**
  * What the destroy half of a replacement leaves for the create half of the same run (what a
@@ -61,23 +60,9 @@ export function releasedInRun(handoff: Handoff, ticket: RunTicket | undefined): 
  * RunTicket.earlier): almost always none. Reads only; what it cannot read it skips.
  */
 export function handoffsOfPlanTime(cwd: string, workspace: string, planTime: string): string[] {
-  let files: string[];
-  try {
-    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((f) => f.endsWith(".json") && !f.endsWith(".applied.json"));
-  } catch {
-    return [];
-  }
-  const digests: string[] = [];
-  for (const file of files) {
-    try {
-      const raw = JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as Record<string, unknown>;
-      if (raw.workspace === workspace && raw.planTime === planTime)
-        digests.push(handoffDigest(raw as { key: unknown; releasedAt: unknown }));
-    } catch {
-      // Another's write in progress, or damaged: a create half ignores it too.
-    }
-  }
-  return digests;
+  return listRecords(cwd, "handoff")
+    .filter((raw) => raw.workspace === workspace && raw.planTime === planTime)
+    .map((raw) => handoffDigest(raw as { key: unknown; releasedAt: unknown }));
 }
 
 export function writeHandoff(cwd: string, handoff: Handoff): void {

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 import { HANDOFF_DIR } from "../../protocol";
@@ -12,13 +13,42 @@ import { readIfReadable, writePrivateFile } from "../io/private-file";
 
 export type RecordKind = "handoff" | "applied";
 
+const APPLIED_SUFFIX = ".applied.json";
+
+/** Whether a file name of the folder is a record of `kind`. */
+const isRecordOf = (kind: RecordKind, file: string): boolean =>
+  kind === "applied" ? file.endsWith(APPLIED_SUFFIX) : file.endsWith(".json") && !file.endsWith(APPLIED_SUFFIX);
+
 /** The file of a record: `<key>.<workspace digest>.json` for a hand-off, `….applied.json` for an applied record. */
 export function recordPath(cwd: string, kind: RecordKind, workspace: string, key: string): string {
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(key)) throw new Error(`invalid hand-off key "${key}"`);
   // Workspace names are free text to us: hashed into the file name, kept verbatim inside.
   const ws = sha256Hex(workspace).slice(0, 16);
-  const suffix = kind === "handoff" ? "json" : "applied.json";
-  return path.join(cwd, HANDOFF_DIR, `${key}.${ws}.${suffix}`);
+  return path.join(cwd, HANDOFF_DIR, `${key}.${ws}${kind === "handoff" ? ".json" : APPLIED_SUFFIX}`);
+}
+
+/**
+ * Every record of `kind` in the folder, found by listing it (records carry their key and workspace
+ * verbatim, so no file name is computed); a file being replaced, damaged or holding no JSON object
+ * is skipped: what reads this way is best effort.
+ */
+export function listRecords(cwd: string, kind: RecordKind): Record<string, unknown>[] {
+  let files: string[];
+  try {
+    files = readdirSync(path.join(cwd, HANDOFF_DIR)).filter((file) => isRecordOf(kind, file));
+  } catch {
+    return [];
+  }
+  const records: Record<string, unknown>[] = [];
+  for (const file of files) {
+    try {
+      const parsed = JSON.parse(readFileSync(path.join(cwd, HANDOFF_DIR, file), "utf8")) as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) records.push(parsed as Record<string, unknown>);
+    } catch {
+      // Being replaced, or damaged.
+    }
+  }
+  return records;
 }
 
 export function writeRecord(file: string, record: object): void {
