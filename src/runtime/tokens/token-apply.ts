@@ -182,8 +182,8 @@ function outcomeLine(name: string, target: Target, changes: readonly string[], l
   return `adopted existing API token "${token.name}" (id ${token.id}) instead of creating another: ${what}`;
 }
 
-/** Written right after a write, before anything can fail: a retry adopts this token (see AppliedRecord.pending). */
-function recordPending(apply: ApplyRequest, id: string): void {
+/** This create half's applied record of token `id`: pending until the API is in the wanted state. */
+function writeRecordOf(apply: ApplyRequest, id: string, pending: boolean): void {
   const { ctx, scope, name, api } = apply;
   writeAppliedRecord(ctx.cwd, {
     key: scope.key,
@@ -194,25 +194,20 @@ function recordPending(apply: ApplyRequest, id: string): void {
     apiUrl: apiAddress(apply.account.apiUrl),
     path: scope.path || undefined,
     identity: apply.account.identity,
-    pending: true,
+    ...(pending ? { pending: true } : {}),
     at: new Date().toISOString(),
   });
 }
 
+/** Written right after a write, before anything can fail: a retry adopts this token (see AppliedRecord.pending). */
+function recordPending(apply: ApplyRequest, id: string): void {
+  writeRecordOf(apply, id, true);
+}
+
 /** The API is in the wanted state: this folder records the token, and a hand-off taken is spent. */
 function recordApplied(apply: ApplyRequest, managedId: string, handoff: Handoff | undefined): void {
-  const { ctx, scope, name, api } = apply;
-  writeAppliedRecord(ctx.cwd, {
-    key: scope.key,
-    workspace: scope.workspace,
-    id: managedId,
-    name,
-    api,
-    apiUrl: apiAddress(apply.account.apiUrl),
-    path: scope.path || undefined,
-    identity: apply.account.identity,
-    at: new Date().toISOString(),
-  });
+  const { ctx, scope } = apply;
+  writeRecordOf(apply, managedId, false);
   // Only once the API is in the wanted state: a failed run keeps the claimed hand-off for the retry.
   // (Without a hand-off taken, one there is not this run's to remove: see takeHandoff.)
   if (handoff) removeHandoff(ctx.cwd, scope.workspace, scope.key);
