@@ -14,19 +14,19 @@
 //     });
 //   });
 //
-// Skipping and CI, as describeWithTerraform does: without PostgreSQL's binaries, root, runuser
-// or the `postgres` user the suite is skipped with a console warning (a failing test instead if
-// POSTGRES_TESTS_REQUIRED=1); when it runs, one line "<ISO time>\t<PostgreSQL version>\t<suite>"
-// is appended to the file POSTGRES_TESTS_MARKER names, so .ci/run can tell "installed, yet
-// nothing ran".
+// Skipping and CI, as describeWithTerraform does (./suite-needs.ts): without PostgreSQL's binaries,
+// root, runuser or the `postgres` user the suite is skipped with a console warning (a failing test
+// instead if POSTGRES_TESTS_REQUIRED=1); when it runs, a line goes to the file POSTGRES_TESTS_MARKER
+// names, so .ci/run can tell "installed, yet nothing ran".
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 
 import { PgBackend, type TerraformStack } from "cdktf";
 
+import { describeNeeding, type SuiteNeed } from "./suite-needs";
 import { describeWithTerraform } from "./terraform";
 
 // ---------------------------------------------------------------------------------------------
@@ -65,35 +65,16 @@ function probe(): PostgresAvailability {
   return { ok: true, binDir, version: res.stdout.trim() };
 }
 
-/** Appends the "a PostgreSQL-backed suite ran" line to $POSTGRES_TESTS_MARKER, if set. */
-export function recordPostgresSuiteRan(suite: string, version: string): void {
-  const marker = process.env.POSTGRES_TESTS_MARKER;
-  if (marker) appendFileSync(marker, `${new Date().toISOString()}\t${version}\t${suite.replace(/\s+/g, " ")}\n`);
-}
+const POSTGRES_NEED: SuiteNeed = {
+  what: "PostgreSQL",
+  requiredEnv: "POSTGRES_TESTS_REQUIRED",
+  markerEnv: "POSTGRES_TESTS_MARKER",
+  available: postgresAvailable,
+};
 
-/**
- * describeWithTerraform for suites that also need a PostgreSQL server: skipped with a console
- * warning when one cannot be started here (a failing test instead if POSTGRES_TESTS_REQUIRED=1).
- */
+/** describeWithTerraform for suites that also need a PostgreSQL server (see describeNeeding). */
 export function describeWithTerraformAndPostgres(name: string, fn: () => void): void {
-  const pg = postgresAvailable();
-  if (!pg.ok) {
-    if (process.env.POSTGRES_TESTS_REQUIRED === "1") {
-      describe(name, () => {
-        it("needs PostgreSQL", () => {
-          throw new Error(`PostgreSQL is required (POSTGRES_TESTS_REQUIRED=1) but unusable: ${pg.reason}`);
-        });
-      });
-      return;
-    }
-    console.warn(`Skipping PostgreSQL suite "${name}": ${pg.reason}`);
-    describe.skip(name, fn);
-    return;
-  }
-  describeWithTerraform(name, () => {
-    beforeAll(() => recordPostgresSuiteRan(name, pg.version));
-    fn();
-  });
+  describeNeeding(POSTGRES_NEED, name, fn, describeWithTerraform);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -27,14 +27,16 @@
 //     });
 //   });
 //
-// Skipping and CI: without a usable `terraform` binary the suite is skipped with a console
-// warning (or fails, if TERRAFORM_TESTS_REQUIRED=1). When a suite really runs, one line
+// Skipping and CI (./suite-needs.ts): without a usable `terraform` binary the suite is skipped
+// with a console warning (or fails, if TERRAFORM_TESTS_REQUIRED=1). When a suite really runs, one line
 // "<ISO time>\t<terraform version>\t<suite name>" is appended to the file named by
 // TERRAFORM_TESTS_MARKER (if set), so CI can tell "terraform present but nothing ran".
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+
+import { describeNeeding, type SuiteNeed } from "./suite-needs";
 
 // ---------------------------------------------------------------------------------------------
 // Locations
@@ -106,37 +108,16 @@ export function terraformAvailable(): TerraformAvailability {
   return availability;
 }
 
-/** Appends the "a Terraform-backed suite ran" line to $TERRAFORM_TESTS_MARKER, if set. */
-export function recordTerraformSuiteRan(suite: string, version: string): void {
-  const marker = process.env.TERRAFORM_TESTS_MARKER;
-  if (!marker) return;
-  appendFileSync(marker, `${new Date().toISOString()}\t${version}\t${suite.replace(/\s+/g, " ")}\n`);
-}
+const TERRAFORM_NEED: SuiteNeed = {
+  what: "terraform",
+  requiredEnv: "TERRAFORM_TESTS_REQUIRED",
+  markerEnv: "TERRAFORM_TESTS_MARKER",
+  available: terraformAvailable,
+};
 
-/**
- * `describe` for suites that need terraform: skipped with a console warning when it is
- * missing (a failing test instead if TERRAFORM_TESTS_REQUIRED=1); when the suite runs, the
- * marker line is written before its first test.
- */
+/** `describe` for suites that need terraform (see describeNeeding). */
 export function describeWithTerraform(name: string, fn: () => void): void {
-  const tf = terraformAvailable();
-  if (!tf.ok) {
-    if (process.env.TERRAFORM_TESTS_REQUIRED === "1") {
-      describe(name, () => {
-        it("needs terraform", () => {
-          throw new Error(`terraform is required (TERRAFORM_TESTS_REQUIRED=1) but unusable: ${tf.reason}`);
-        });
-      });
-      return;
-    }
-    console.warn(`Skipping Terraform suite "${name}": ${tf.reason}`);
-    describe.skip(name, fn);
-    return;
-  }
-  describe(name, () => {
-    beforeAll(() => recordTerraformSuiteRan(name, tf.version));
-    fn();
-  });
+  describeNeeding(TERRAFORM_NEED, name, fn);
 }
 
 // ---------------------------------------------------------------------------------------------
