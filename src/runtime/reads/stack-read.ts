@@ -75,17 +75,16 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
       observe: (tokens, listed, account) => {
         const current = currentAccount(account);
         if (ticket !== undefined) accounts.add(accountFingerprint(current));
-        const last = (m: ManagedToken) => lastManaged(m, lastApply, records.applied);
         // Before anything is planned on it: credentials of another account fail the plan.
         const pinned = pinError(tokens, current);
         if (pinned !== undefined) throw new ReadError(new Error(pinned), tokens);
-        const lastOf = tokens.map((m) => ({ m, last: last(m) }));
+        const lastOf = tokens.map((m) => ({ m, last: lastManaged(m, lastApply, records.applied) }));
         const { refusal, moving } = accountSwitch(lastOf, listed, current, { env: ctx.env, workspace: workspace ?? "default" });
         if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
         if (moving !== undefined) report.warnInPlan(moving);
-        for (const m of tokens) {
+        for (const { m, last } of lastOf) {
           // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
-          const { fields, id } = observeToken(m, listed, moving === undefined ? last(m) : undefined, report.warnInPlan, ctx.out.warn);
+          const { fields, id } = observeToken(m, listed, moving === undefined ? last : undefined, report.warnInPlan, ctx.out.warn);
           Object.assign(report.result, fields);
           // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
           // another, but only on this account: one moving away leaves its old account's entry behind.
