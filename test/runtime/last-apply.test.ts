@@ -4,7 +4,7 @@
  * it, what it says when it cannot, the account checks and the removal warning. Real Terraform runs
  * these in test/terraform/accounts-fresh-runners.test.ts; here stand-in binaries pin each case.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -17,17 +17,10 @@ import { stackRead } from "../../src/runtime/reads/stack-read";
 import { writeAppliedRecord } from "../../src/runtime/records/applied-record";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
+import { standInTerraform } from "../support/fake-terraform";
 
 const ALICE = { prefix: "GPUCLOUD_", api: "https://a.example", identity: "user alice" };
 const BOB = { prefix: "GPUCLOUD_", api: "https://b.example", identity: "user bob" };
-
-/** A stand-in terraform: a shell script in a folder of its own. */
-function binary(script: string): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "last-apply-bin-")), "terraform");
-  writeFileSync(file, `#!/bin/sh\n${script}\n`);
-  chmodSync(file, 0o755);
-  return file;
-}
 
 const managed = (name: string, over: Partial<ManagedToken> = {}): ManagedToken => ({
   slot: "t0",
@@ -64,7 +57,7 @@ describe("reading the last apply from the state", () => {
 
   test("the ledger output of the state, run in the stack folder and workspace, without the plan's TF_CLI_ARGS or logging", async () => {
     const log = path.join(cwd, "env.txt");
-    const bin = binary(
+    const bin = standInTerraform(
       `echo "$PWD|$*|$TF_WORKSPACE|\${TF_CLI_ARGS-unset}|\${TF_CLI_ARGS_output-unset}|\${TF_LOG-unset}|\${TF_LOG_PATH-unset}" > '${log}'\n` +
         `echo '${JSON.stringify({ other: { value: "x" }, gpucloud_token_ledger: { value: ledgerText } })}'`,
     );
@@ -81,19 +74,19 @@ describe("reading the last apply from the state", () => {
   });
 
   test("no state yet, or no ledger in it: known, and nothing to compare", async () => {
-    expect(await readLastApply({ GPUCLOUD_TERRAFORM: binary("echo '{}'") }, cwd, "default", 10_000)).toEqual({
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: standInTerraform("echo '{}'") }, cwd, "default", 10_000)).toEqual({
       known: true,
       ledger: undefined,
     });
   });
 
   test("cdktf's TERRAFORM_BINARY_NAME names it when GPUCLOUD_TERRAFORM does not", async () => {
-    const read = await readLastApply({ TERRAFORM_BINARY_NAME: binary("echo '{}'") }, cwd, "default", 10_000);
+    const read = await readLastApply({ TERRAFORM_BINARY_NAME: standInTerraform("echo '{}'") }, cwd, "default", 10_000);
     expect(read.known).toBe(true);
   });
 
   test("what it cannot read says why, with no password of a backend URL", async () => {
-    const failing = binary(`echo 'Error: failed to connect to postgres://ci:s3cret@db.example/tf' >&2; exit 1`);
+    const failing = standInTerraform(`echo 'Error: failed to connect to postgres://ci:s3cret@db.example/tf' >&2; exit 1`);
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: failing }, cwd, "default", 10_000)).toEqual({
       known: false,
       reason: `\`${failing} output -json\` failed: Error: failed to connect to postgres://db.example/tf`,
@@ -106,10 +99,10 @@ describe("reading the last apply from the state", () => {
       known: false,
       reason: "no terraform or tofu on PATH (set GPUCLOUD_TERRAFORM to the binary that runs the plan)",
     });
-    const foreign = binary(`echo '{"gpucloud_token_ledger":{"value":{"not":"ours"}}}'`);
+    const foreign = standInTerraform(`echo '{"gpucloud_token_ledger":{"value":{"not":"ours"}}}'`);
     expect((await readLastApply({ GPUCLOUD_TERRAFORM: foreign }, cwd, "default", 10_000)).known).toBe(false);
     // Terraform takes SIGTERM as a request to finish what it waits for: a binary that ignores it is still stopped in time.
-    const slow = binary("trap '' TERM; sleep 5");
+    const slow = standInTerraform("trap '' TERM; sleep 5");
     const started = Date.now();
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: slow }, cwd, "default", 300)).toEqual({
       known: false,
@@ -225,7 +218,7 @@ describe("the plan-time read and the state's ledger", () => {
   };
   const here = () => ({ prefix: "GPUCLOUD_", api: api.url.replace(/\/+$/, ""), identity: `user ${USER.username}` });
   const stateWith = (ledger: ReadonlyMap<string, LedgerToken>) =>
-    binary(`echo '${JSON.stringify({ gpucloud_token_ledger: { value: encodeLedger(ledger) } })}'`);
+    standInTerraform(`echo '${JSON.stringify({ gpucloud_token_ledger: { value: encodeLedger(ledger) } })}'`);
 
   test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {
     const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here() }]]);
@@ -244,7 +237,7 @@ describe("the plan-time read and the state's ledger", () => {
   });
 
   test("state that cannot be read: warned while a token's account is unpinned, not when every one is pinned", async () => {
-    const failing = binary("echo 'Error: no backend' >&2; exit 1");
+    const failing = standInTerraform("echo 'Error: no backend' >&2; exit 1");
     const unpinned = await plan({ "t0.name": "a", "t1.name": "b", "t1.pin": `["user ${USER.username}"]` }, failing);
     expect(unpinned.result.warnings).toContain("could not be read from its state (`");
     const pinned = await plan({ "t0.name": "a", "t0.pin": `["user ${USER.username}"]` }, failing);
@@ -264,7 +257,7 @@ describe("the plan-time read and the state's ledger", () => {
       pending: true,
       at: new Date().toISOString(),
     });
-    await expect(plan({ "t0.key": "k0", "t0.name": "pending-one", "t0.path": "s/p" }, binary("echo '{}'"), cwd)).rejects.toThrow(
+    await expect(plan({ "t0.key": "k0", "t0.name": "pending-one", "t0.path": "s/p" }, standInTerraform("echo '{}'"), cwd)).rejects.toThrow(
       /managed its API tokens as user someone-else at .*"pending-one" \(id tok_elsewhere\)/,
     );
   });
