@@ -1,6 +1,6 @@
 import { Construct } from "constructs";
 
-import { accountEnv, DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, IDENTITY_PATTERN, RESERVED_ENV_PREFIXES } from "../protocol";
+import { accountEnv, DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, parseAllowedIdentity, RESERVED_ENV_PREFIXES } from "../protocol";
 import { checkBaseUrl, isKnown, propError } from "./validation";
 
 export interface GpuCloudAccountProps {
@@ -20,13 +20,14 @@ export interface GpuCloudAccountProps {
    */
   readonly baseUrl?: string;
   /**
-   * The identities this account's credentials may log in as, as plans print them: `user <name>`,
-   * or `API token sha256:<12 hex>` for an API token (a digest, never the token). Every plan of a
-   * stack with ApiTokens on this account fails when its credentials are another identity, as the
-   * AWS provider's `allowed_account_ids` does; for the runners where the plan cannot read what the
+   * The deployments this account's credentials may reach: each an identity at an API address, as
+   * plans print them: `user <name> at <url>`, or `API token sha256:<12 hex> at <url>` for an API
+   * token (a digest, never the token). Every plan of a stack with ApiTokens on this account fails
+   * when its credentials are another identity or reach another address, as the AWS provider's
+   * `allowed_account_ids` fails on another account; for runners where the plan cannot read what the
    * last apply managed (docs/accounts.md). Rotating an API token changes its identity: add the new
    * one before you rotate.
-   * @default - any identity
+   * @default - any identity at any address, checked against what the last apply managed
    */
   readonly allowedIdentities?: string[];
 }
@@ -89,15 +90,29 @@ function checkIdentities(scope: Construct, kind: string, identities: readonly st
     throw propError(scope, kind, "allowedIdentities must be a non-empty list (leave it out to allow any identity)");
   }
   identities.forEach((identity, i) => {
-    if (typeof identity !== "string" || !isKnown(identity) || !IDENTITY_PATTERN.test(identity)) {
+    const parsed = typeof identity === "string" && isKnown(identity) ? parseAllowedIdentity(identity) : undefined;
+    if (parsed !== undefined && !isPlainUrl(parsed.api)) {
+      throw propError(scope, kind, `allowedIdentities[${i}]: the API address must be a URL without user information`);
+    }
+    if (parsed === undefined) {
       throw propError(
         scope,
         kind,
-        `allowedIdentities[${i}] must be an identity as plans print it, "user <name>" or "API token sha256:<12 hex>", ` +
-          `got ${JSON.stringify(typeof identity === "string" ? identity.slice(0, 60) : identity)}`,
+        `allowedIdentities[${i}] must be an identity at an API address as plans print it, "user <name> at <url>" or ` +
+          `"API token sha256:<12 hex> at <url>", got ${JSON.stringify(typeof identity === "string" ? identity.slice(0, 80) : identity)}`,
       );
     }
   });
+}
+
+/** An http(s) URL without user information (a pin is written into the configuration). */
+function isPlainUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.username === "" && url.password === "";
+  } catch {
+    return false;
+  }
 }
 
 /** The account a construct uses, as its synthesized inputs need it. */

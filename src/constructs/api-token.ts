@@ -2,7 +2,16 @@ import { Resource } from "@cdktf/provider-null/lib/resource";
 import { Fn, type IResolvable, ref, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
-import { IN_SYNC, PLANNED_ENV, plannedTemplate, RuntimeCommand, StackReadResultField, TokenEnv, TokenTrigger } from "../protocol";
+import {
+  IN_SYNC,
+  PLANNED_ENV,
+  plannedTemplate,
+  RuntimeCommand,
+  StackReadResultField,
+  TOKEN_WRITE_ID_PREFIX,
+  TokenEnv,
+  TokenTrigger,
+} from "../protocol";
 import { type GpuCloudAccount, resolveAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { provisionerCommand } from "./runtime-script";
@@ -171,6 +180,9 @@ export class ApiToken extends Construct {
       ],
     });
 
+    // A prefix the next plan recognizes in `terraform state list` (see stateHoldsTokens).
+    // (The stack's id for it, not friendlyUniqueId: that keeps its first answer, the id before the override.)
+    sync.overrideLogicalId(`${TOKEN_WRITE_ID_PREFIX}${TerraformStack.of(this).getLogicalId(sync)}`);
     stackRead.addWrite(key, sync);
 
     // Attributes of a token in sync are known at plan time; see attributeExpression.

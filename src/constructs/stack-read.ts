@@ -4,6 +4,7 @@ import { Construct } from "constructs";
 
 import {
   LEDGER_OUTPUT,
+  LEDGER_VERSION,
   LISTED_ONLY_FIELDS,
   type LookupKindName,
   RuntimeCommand,
@@ -320,9 +321,23 @@ export class StackRead extends Construct {
     const all = new TerraformLocal(this, "ledgers", Lazy.stringValue({ produce: () => `\${[${ledgers().join(", ")}]}` }));
     const output = new TerraformOutput(this, "ledger", {
       description: "What the last apply of this stack managed: each ApiToken's name, id and account, read by the next plan",
-      value: `\${jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), t = merge([for l in local.${all.friendlyUniqueId} : l.t]...)})}`,
+      value:
+        `\${jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), ` +
+        `t = merge([for l in local.${all.friendlyUniqueId} : l.t]...), v = ${LEDGER_VERSION}})}`,
     });
     output.overrideLogicalId(LEDGER_OUTPUT);
+    // cdktf writes outputs by their logical id: another of this name would replace the ledger, or vanish under it.
+    this.node.addValidation({
+      validate: () =>
+        TerraformStack.of(this)
+          .node.findAll()
+          .filter((c) => c !== output && c instanceof TerraformOutput && c.friendlyUniqueId === LEDGER_OUTPUT)
+          .map(
+            (c) =>
+              `cdktf-gpucloud: the output "${LEDGER_OUTPUT}" at ${c.node.path} has the name of the ledger this library keeps ` +
+              `in the state (what the last apply managed, read by every plan); give that output another id`,
+          ),
+    });
   }
 
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */

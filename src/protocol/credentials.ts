@@ -49,6 +49,11 @@ export function accountEnv(envPrefix: string): {
    * (`<identity> at <API address>`). Not a secret.
    */
   readonly MOVE_TO: string;
+  /**
+   * Only where a plan cannot read what the last apply managed: the label of the account (as the
+   * failing plan prints it) whose credentials the plan may use unchecked, on purpose. Not a secret.
+   */
+  readonly UNCHECKED_ACCOUNT: string;
 } {
   return {
     BASE_URL: `${envPrefix}BASE_URL`,
@@ -57,14 +62,23 @@ export function accountEnv(envPrefix: string): {
     PASSWORD_MD5: `${envPrefix}PASSWORD_MD5`,
     API_TOKEN: `${envPrefix}API_TOKEN`,
     MOVE_TO: `${envPrefix}MOVE_TO`,
+    UNCHECKED_ACCOUNT: `${envPrefix}UNCHECKED_ACCOUNT`,
   };
 }
 
 /**
- * The credential identities a GpuCloudAccount may pin (allowedIdentities), as the plan prints them:
- * `user <name>`, or `API token sha256:<12 hex>` (a digest of the token, never the token).
+ * What a GpuCloudAccount may pin (allowedIdentities): a credential identity at an API address, as
+ * plans print an account: `user <name> at <url>`, or `API token sha256:<12 hex> at <url>` (a digest
+ * of the token, never the token). The address belongs to it: the same user name on staging's API is
+ * another deployment.
  */
-export const IDENTITY_PATTERN = /^(user \S.*|API token sha256:[0-9a-f]{12})$/;
+const ALLOWED_IDENTITY = /^(user \S.*|API token sha256:[0-9a-f]{12}) at (https?:\/\/\S+)$/;
+
+/** An allowedIdentities entry split into its identity and its API address (as written); undefined for text of another form. */
+export function parseAllowedIdentity(text: string): { readonly identity: string; readonly api: string } | undefined {
+  const match = ALLOWED_IDENTITY.exec(text);
+  return match ? { identity: match[1], api: match[2] } : undefined;
+}
 
 /**
  * The names of every account's secret variables, whichever accounts a run uses: a name made of

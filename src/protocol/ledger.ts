@@ -10,6 +10,25 @@
  */
 export const LEDGER_OUTPUT = "gpucloud_token_ledger";
 
+/**
+ * The ledger's format: a ledger of another version is not read as this one's (the plan fails
+ * closed, as where the state cannot be read). Bump it with any change of the encoding.
+ */
+export const LEDGER_VERSION = 1;
+
+/**
+ * The logical ids of the resources through which the library writes tokens (each ApiToken's sync
+ * resource, the stack's token roster) start with this, so that the names a state lists tell a
+ * state that holds the library's writes (see {@link stateHoldsTokens}).
+ */
+export const TOKEN_WRITE_ID_PREFIX = "gpucloud_";
+
+/** Whether an address of `terraform state list` is one of the library's token writes (see TOKEN_WRITE_ID_PREFIX). */
+export function stateHoldsTokens(address: string): boolean {
+  const [type, id] = address.trim().split(".");
+  return (type === "null_resource" || type === "terraform_data") && id !== undefined && id.startsWith(TOKEN_WRITE_ID_PREFIX);
+}
+
 /** A result key without a token key: the ledger of the tokens the read resolved (see encodeLedger). */
 export const STACK_READ_LEDGER = "ledger";
 
@@ -42,7 +61,7 @@ export interface LedgerToken {
 
 /**
  * The ledger as the stack reads return it and the output keeps it:
- * `{"a":{"<prefix> <api>":"<identity>"},"t":{"<path>":["<name>","<id>","<prefix> <api>"]}}`,
+ * `{"a":{"<prefix> <api>":"<identity>"},"t":{"<path>":["<name>","<id>","<prefix> <api>"]},"v":1}`,
  * keys sorted: one ledger is always one text.
  */
 export function encodeLedger(tokens: ReadonlyMap<string, LedgerToken>): string {
@@ -55,10 +74,10 @@ export function encodeLedger(tokens: ReadonlyMap<string, LedgerToken>): string {
     entries[path] = [token.name, token.id, where];
   }
   const sorted = Object.fromEntries(Object.entries(accounts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return JSON.stringify({ a: sorted, t: entries });
+  return JSON.stringify({ a: sorted, t: entries, v: LEDGER_VERSION });
 }
 
-/** The ledger an {@link encodeLedger} text holds; undefined for text of another form. */
+/** The ledger an {@link encodeLedger} text holds; undefined for text of another form or version. */
 export function decodeLedger(text: string): Map<string, LedgerToken> | undefined {
   let parsed: unknown;
   try {
@@ -66,8 +85,8 @@ export function decodeLedger(text: string): Map<string, LedgerToken> | undefined
   } catch {
     return undefined;
   }
-  const { a, t } = (parsed ?? {}) as { a?: unknown; t?: unknown };
-  if (!isRecord(a) || !isRecord(t)) return undefined;
+  const { a, t, v } = (parsed ?? {}) as { a?: unknown; t?: unknown; v?: unknown };
+  if (!isRecord(a) || !isRecord(t) || v !== LEDGER_VERSION) return undefined;
   const tokens = new Map<string, LedgerToken>();
   for (const [path, entry] of Object.entries(t)) {
     if (!Array.isArray(entry) || entry.length !== 3 || !entry.every((v) => typeof v === "string")) return undefined;

@@ -133,19 +133,31 @@ describe("GpuCloudAccount", () => {
     const stack = new TerraformStack(app, "s");
     const account = new GpuCloudAccount(stack, "prod", {
       envPrefix: "GPUCLOUD_PROD_",
-      allowedIdentities: ["user ci-bot", "API token sha256:0123456789ab"],
+      allowedIdentities: ["user ci-bot at https://api.example.com", "API token sha256:0123456789ab at https://api.example.com/v1"],
     });
     new ApiToken(stack, "ci", { name: "ci", account });
     new ApiToken(stack, "free", { name: "free" });
     const query = planTimeReadQuery(stackJson(stack));
     const pins = Object.entries(query).filter(([k]) => k.endsWith(".pin"));
-    expect(pins).toEqual([[expect.stringMatching(/^t\d+\.pin$/), '["user ci-bot","API token sha256:0123456789ab"]']]);
+    expect(pins).toEqual([
+      [
+        expect.stringMatching(/^t\d+\.pin$/),
+        '["user ci-bot at https://api.example.com","API token sha256:0123456789ab at https://api.example.com/v1"]',
+      ],
+    ]);
   });
 
   test.each([
     [[], /allowedIdentities must be a non-empty list/],
-    [["alice"], /allowedIdentities\[0\] must be an identity as plans print it, "user <name>" or "API token sha256:<12 hex>", got "alice"/],
-    [["user ok", "API token sha256:xyz"], /allowedIdentities\[1\] must be an identity/],
+    [
+      ["alice"],
+      /allowedIdentities\[0\] must be an identity at an API address as plans print it, "user <name> at <url>" or "API token sha256:<12 hex> at <url>", got "alice"/,
+    ],
+    // A user alone pins no deployment: the same user name on staging's API would pass.
+    [["user ci-bot"], /allowedIdentities\[0\] must be an identity at an API address/],
+    [["user ok at https://a.example", "API token sha256:xyz at https://a.example"], /allowedIdentities\[1\] must be an identity/],
+    [["user ok at ftp-ish"], /allowedIdentities\[0\] must be an identity at an API address/],
+    [["user ok at https://ci:s3cret@a.example"], /allowedIdentities\[0\]: the API address must be a URL without user information$/],
   ])("allowedIdentities %j fails at synth, naming the construct", (identities, message) => {
     const stack = new TerraformStack(Testing.app(), "s");
     expect(() => new GpuCloudAccount(stack, "acct", { allowedIdentities: identities })).toThrow(message);

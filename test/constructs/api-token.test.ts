@@ -101,7 +101,7 @@ describe("ApiToken synthesis", () => {
       ticket: `\${local.${observedName}["ticket"]}`,
       listed_slots: "",
     });
-    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.ci_sync_[0-9A-F]+$/)]);
+    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.gpucloud_ci_sync_[0-9A-F]+$/)]);
     expect(observed).toBe(`\${data.external.${planTimeReadName}.result}`);
     // An instance only while the plan-time read found no token (a create, a rename through a hand-off).
     expect(read.count).toBe(`\${alltrue([for k in ["t0"] : local.${observedName}["\${k}.id"] != ""]) ? 0 : 1}`);
@@ -119,7 +119,7 @@ describe("ApiToken synthesis", () => {
       `\${[jsondecode(local.${observedName}["ledger"]), try(jsondecode(one(data.external.${readName}[*].result)["ledger"]), {a = {}, t = {}})]}`,
     );
     expect(json.output.gpucloud_token_ledger.value).toBe(
-      `\${jsonencode({a = merge([for l in local.${ledgersName} : l.a]...), t = merge([for l in local.${ledgersName} : l.t]...)})}`,
+      `\${jsonencode({a = merge([for l in local.${ledgersName} : l.a]...), t = merge([for l in local.${ledgersName} : l.t]...), v = 1})}`,
     );
 
     expect(json.provider.null).toBeDefined();
@@ -201,7 +201,7 @@ describe("ApiToken synthesis", () => {
       .sort(([a], [b]) => groupNumber(a) - groupNumber(b));
     expect(reads.map(([, read]) => read.depends_on.length)).toEqual([25, 25, 10]);
     const syncs = json.resource.null_resource as Record<string, any>;
-    const syncOf = (i: number) => Object.keys(syncs).find((k) => k.startsWith(`t${i}_sync_`))!;
+    const syncOf = (i: number) => Object.keys(syncs).find((k) => k.startsWith(`gpucloud_t${i}_sync_`))!;
     const merged: Record<string, string> = {};
     reads.forEach(([name, read], g) => {
       const members = Array.from({ length: read.depends_on.length }, (_, j) => g * 25 + j);

@@ -1,5 +1,5 @@
 import { Resource } from "@cdktf/provider-null/lib/resource";
-import { TerraformStack, TerraformVariable, Testing } from "cdktf";
+import { TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 
 import { ApiToken, FlavorPreference, Flavors } from "../../src";
 
@@ -76,5 +76,27 @@ describe("the stack's one read", () => {
     expect(lookupsOf(lookups.query)).toEqual(["flavor-preference", "flavors"]);
     expect(lookups.command).toBe("stack-read");
     expect(lookups.count).toBeUndefined();
+  });
+});
+
+describe("the ledger output", () => {
+  test.each(["before", "after"])("a user output of the ledger's name (declared %s the tokens) fails at synth, naming it", (order) => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const clash = () => new TerraformOutput(stack, "gpucloud_token_ledger", { value: "mine" });
+    if (order === "before") clash();
+    new ApiToken(stack, "t", { name: "t" });
+    if (order === "after") clash();
+    expect(() => Testing.synth(stack, true)).toThrow(
+      /the output "gpucloud_token_ledger" at s\/gpucloud_token_ledger has the name of the ledger this library keeps in the state/,
+    );
+  });
+
+  test("without a clash, the ledger is the one output of its name, with its format version", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    new ApiToken(stack, "t", { name: "t" });
+    new TerraformOutput(stack, "other", { value: "x" });
+    const json = JSON.parse(Testing.synth(stack));
+    expect(json.output.gpucloud_token_ledger.value).toMatch(/, v = 1\}\)\}$/);
   });
 });

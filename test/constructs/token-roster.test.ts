@@ -22,7 +22,7 @@ describe("the stack's token roster (synthesis)", () => {
     // JSON text (a string, so that the state holds no object type beside it), sorted by path. Literal text
     // stays literal; a name that is an expression is interpolated, its value the token's sync resource's trigger.
     // No ids: the roster refers to no token's attributes, so a new or drifted token leaves its input known.
-    const name = /\$\{jsonencode\(null_resource\.c_sync_\w+\.triggers\["name"\]\)\}/;
+    const name = /\$\{jsonencode\(null_resource\.gpucloud_c_sync_\w+\.triggers\["name"\]\)\}/;
     expect(roster.input).toMatch(name);
     expect(roster.input).toContain('"a-$${x}"');
     expect(JSON.parse(roster.input.replace(name, '"<c>"').replace(/\$\$\{/g, "${"))).toEqual({

@@ -10,14 +10,14 @@ import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { decodeLedger, encodeLedger, type LedgerToken } from "../../src/protocol";
-import { accountSwitch, removedTokenWarnings } from "../../src/runtime/reads/account-checks";
+import { accountSwitch, pinError, removedTokenWarnings } from "../../src/runtime/reads/account-checks";
 import { readLastApply } from "../../src/runtime/reads/last-apply";
 import type { ManagedToken } from "../../src/runtime/reads/stack-query";
 import { stackRead } from "../../src/runtime/reads/stack-read";
 import { writeAppliedRecord } from "../../src/runtime/records/applied-record";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
-import { standInTerraform } from "../support/fake-terraform";
+import { NO_STATE_SCRIPT, standInTerraform } from "../support/fake-terraform";
 
 const ALICE = { prefix: "GPUCLOUD_", api: "https://a.example", identity: "user alice" };
 const BOB = { prefix: "GPUCLOUD_", api: "https://b.example", identity: "user bob" };
@@ -43,10 +43,13 @@ describe("the ledger", () => {
     expect(text).toBe(
       '{"a":{"GPUCLOUD_ https://a.example":"user alice","GPUCLOUD_ https://b.example":"user bob"},' +
         '"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"],"s/b":["b","tok_b","GPUCLOUD_ https://b.example"],' +
-        '"s/c":["c","tok_c","GPUCLOUD_ https://a.example"]}}',
+        '"s/c":["c","tok_c","GPUCLOUD_ https://a.example"]},"v":1}',
     );
     expect(decodeLedger(text)).toEqual(tokens);
-    expect(decodeLedger('{"a":{},"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"]}}')).toBeUndefined();
+    expect(decodeLedger('{"a":{},"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"]},"v":1}')).toBeUndefined();
+    // Another version of the format is not read as this one.
+    expect(decodeLedger(text.replace('"v":1', '"v":2'))).toBeUndefined();
+    expect(decodeLedger(text.replace(',"v":1', ""))).toBeUndefined();
     expect(decodeLedger("not json")).toBeUndefined();
   });
 });
@@ -55,11 +58,11 @@ describe("reading the last apply from the state", () => {
   const cwd = mkdtempSync(path.join(tmpdir(), "last-apply-"));
   const ledgerText = encodeLedger(new Map([["s/a", { name: "a", id: "tok_a", account: ALICE }]]));
 
-  test("the ledger output of the state, run in the stack folder and workspace, without the plan's TF_CLI_ARGS or logging", async () => {
+  test("the ledger output alone, run in the stack folder and workspace, without the plan's TF_CLI_ARGS or logging", async () => {
     const log = path.join(cwd, "env.txt");
     const bin = standInTerraform(
       `echo "$PWD|$*|$TF_WORKSPACE|\${TF_CLI_ARGS-unset}|\${TF_CLI_ARGS_output-unset}|\${TF_LOG-unset}|\${TF_LOG_PATH-unset}" > '${log}'\n` +
-        `echo '${JSON.stringify({ other: { value: "x" }, gpucloud_token_ledger: { value: ledgerText } })}'`,
+        `echo '${JSON.stringify(ledgerText)}'`,
     );
     const env = {
       GPUCLOUD_TERRAFORM: bin,
@@ -70,18 +73,34 @@ describe("reading the last apply from the state", () => {
     };
     const read = await readLastApply(env, cwd, "prod", 10_000);
     expect(read).toEqual({ known: true, ledger: decodeLedger(ledgerText) });
-    expect(readFileSync(log, "utf8").trim()).toBe(`${cwd}|output -no-color -json|prod|unset|unset|unset|unset`);
+    expect(readFileSync(log, "utf8").trim()).toBe(`${cwd}|output -no-color -json gpucloud_token_ledger|prod|unset|unset|unset|unset`);
   });
 
-  test("no state yet, or no ledger in it: known, and nothing to compare", async () => {
-    expect(await readLastApply({ GPUCLOUD_TERRAFORM: standInTerraform("echo '{}'") }, cwd, "default", 10_000)).toEqual({
+  test("no state yet, or a state without the library's writes: known, and nothing to compare", async () => {
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: standInTerraform(NO_STATE_SCRIPT) }, cwd, "default", 10_000)).toEqual({
       known: true,
       ledger: undefined,
+    });
+    const otherResources = standInTerraform(
+      `case "$1" in output) echo 'Error: Output not found' >&2; exit 1;; state) printf 'null_resource.mine\ndata.external.gpucloud-stack-read_read_1\n';; esac`,
+    );
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: otherResources }, cwd, "default", 10_000)).toEqual({ known: true, ledger: undefined });
+  });
+
+  test("a state that holds the library's writes but no ledger (a first apply with -target): not known, saying so", async () => {
+    const targeted = standInTerraform(
+      `case "$1" in output) echo 'Error: Output not found' >&2; exit 1;; state) printf 'data.external.x\nnull_resource.gpucloud_ci_sync_0A1B\n';; esac`,
+    );
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: targeted }, cwd, "default", 10_000)).toEqual({
+      known: false,
+      reason:
+        "the state holds this library's writes (null_resource.gpucloud_ci_sync_0A1B) but no gpucloud_token_ledger output: an apply " +
+        "with -target writes no output that refers to what it left out",
     });
   });
 
   test("cdktf's TERRAFORM_BINARY_NAME names it when GPUCLOUD_TERRAFORM does not", async () => {
-    const read = await readLastApply({ TERRAFORM_BINARY_NAME: standInTerraform("echo '{}'") }, cwd, "default", 10_000);
+    const read = await readLastApply({ TERRAFORM_BINARY_NAME: standInTerraform(NO_STATE_SCRIPT) }, cwd, "default", 10_000);
     expect(read.known).toBe(true);
   });
 
@@ -89,7 +108,7 @@ describe("reading the last apply from the state", () => {
     const failing = standInTerraform(`echo 'Error: failed to connect to postgres://ci:s3cret@db.example/tf' >&2; exit 1`);
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: failing }, cwd, "default", 10_000)).toEqual({
       known: false,
-      reason: `\`${failing} output -json\` failed: Error: failed to connect to postgres://db.example/tf`,
+      reason: `\`${failing} output -json gpucloud_token_ledger\` failed: Error: failed to connect to postgres://db.example/tf`,
     });
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: "/nonexistent/tf" }, cwd, "default", 10_000)).toEqual({
       known: false,
@@ -99,18 +118,49 @@ describe("reading the last apply from the state", () => {
       known: false,
       reason: "no terraform or tofu on PATH (set GPUCLOUD_TERRAFORM to the binary that runs the plan)",
     });
-    const foreign = standInTerraform(`echo '{"gpucloud_token_ledger":{"value":{"not":"ours"}}}'`);
+    const foreign = standInTerraform(`echo '{"not":"ours"}'`);
     expect((await readLastApply({ GPUCLOUD_TERRAFORM: foreign }, cwd, "default", 10_000)).known).toBe(false);
     // Terraform takes SIGTERM as a request to finish what it waits for: a binary that ignores it is still stopped in time.
     const slow = standInTerraform("trap '' TERM; sleep 5");
     const started = Date.now();
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: slow }, cwd, "default", 300)).toEqual({
       known: false,
-      reason: `\`${slow} output -json\` failed: no answer within 1 s`,
+      reason: `\`${slow} output -json gpucloud_token_ledger\` failed: no answer within 1 s`,
     });
     expect(Date.now() - started).toBeLessThan(3_000);
   });
+
+  test("a wrapper that does not exec: stopped with what it started, at the timeout and past the output bound", async () => {
+    const pidFile = path.join(cwd, "grandchild.pid");
+    // The wrapper's child keeps running (and holds the pipes) after the wrapper is killed, unless its group is.
+    const wrapper = standInTerraform(`sh -c 'echo $$ > "${pidFile}"; trap "" TERM; sleep 30' & wait`);
+    const started = Date.now();
+    const read = await readLastApply({ GPUCLOUD_TERRAFORM: wrapper }, cwd, "default", 500);
+    expect(read).toMatchObject({ known: false, reason: expect.stringContaining("no answer within 1 s") });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const grandchild = Number(readFileSync(pidFile, "utf8"));
+    expect(isAlive(grandchild)).toBe(false);
+
+    const flood = standInTerraform("yes '\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"'");
+    const bounded = await readLastApply({ GPUCLOUD_TERRAFORM: flood }, cwd, "default", 20_000);
+    expect(bounded).toMatchObject({ known: false, reason: expect.stringContaining("printed more than 32 MiB") });
+  });
 });
+
+/** Whether a process is still there: not gone, and not a zombie that no parent reaps (as under a pid 1 that reaps none). */
+function isAlive(pid: number): boolean {
+  for (let i = 0; i < 50; i++) {
+    let state: string;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] ?? "";
+    } catch {
+      return false;
+    }
+    if (state === "Z") return false;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+  return true;
+}
 
 describe("the account checks", () => {
   const ledger = (account = ALICE) => ({ id: "tok_a", name: "a", account });
@@ -165,6 +215,15 @@ describe("the account checks", () => {
     expect(accountSwitch([{ m: managed("a"), last: ledger() }], sameIdOtherToken, { ...ALICE, identity: "user carol" }, opts)).toEqual({});
   });
 
+  test("a pin names a deployment: the identity at its address; the same user at another address is refused", () => {
+    const pinned = [managed("a", { allowedIdentities: ["user alice at https://A.example/"] })];
+    expect(pinError(pinned, ALICE)).toBeUndefined();
+    expect(pinError(pinned, { ...ALICE, api: "https://staging.example" })).toContain(
+      "log in as user alice at https://staging.example, which its GpuCloudAccount does not allow (allowedIdentities: user alice at https://A.example/)",
+    );
+    expect(pinError(pinned, BOB)).toContain('or add "user bob at https://b.example" to allowedIdentities');
+  });
+
   test("removed ApiTokens: warned while their token is listed (or its account is not read); not when moved or revoked", () => {
     const tokens = new Map<string, LedgerToken>([
       ["s/gone", { name: "gone", id: "tok_gone", account: ALICE }],
@@ -217,8 +276,7 @@ describe("the plan-time read and the state's ledger", () => {
     return { result: await stackRead(ctx, { workspace: "default", plan_time: "2026-11-01T10:00:00Z", ...query }), lines };
   };
   const here = () => ({ prefix: "GPUCLOUD_", api: api.url.replace(/\/+$/, ""), identity: `user ${USER.username}` });
-  const stateWith = (ledger: ReadonlyMap<string, LedgerToken>) =>
-    standInTerraform(`echo '${JSON.stringify({ gpucloud_token_ledger: { value: encodeLedger(ledger) } })}'`);
+  const stateWith = (ledger: ReadonlyMap<string, LedgerToken>) => standInTerraform(`echo '${JSON.stringify(encodeLedger(ledger))}'`);
 
   test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {
     const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here() }]]);
@@ -236,12 +294,31 @@ describe("the plan-time read and the state's ledger", () => {
     expect(decodeLedger(result.ledger)?.has("s/moving")).toBe(false);
   });
 
-  test("state that cannot be read: warned while a token's account is unpinned, not when every one is pinned", async () => {
+  test("state that cannot be read: the plan fails, naming the three ways on, unless the account is pinned or unchecked on purpose", async () => {
     const failing = standInTerraform("echo 'Error: no backend' >&2; exit 1");
-    const unpinned = await plan({ "t0.name": "a", "t1.name": "b", "t1.pin": `["user ${USER.username}"]` }, failing);
-    expect(unpinned.result.warnings).toContain("could not be read from its state (`");
-    const pinned = await plan({ "t0.name": "a", "t0.pin": `["user ${USER.username}"]` }, failing);
+    const label = `user ${USER.username} at ${here().api}`;
+    await expect(plan({ "t0.name": "a", "t1.name": "b" }, failing)).rejects.toThrow(
+      new RegExp(
+        "could not be read from its state \\(`.*` failed: Error: no backend\\), so this plan cannot tell .*Nothing was planned\\. Set GPUCLOUD_TERRAFORM .*" +
+          `allowedIdentities: \\["${label}"\\].*GPUCLOUD_UNCHECKED_ACCOUNT="${label}"`,
+      ),
+    );
+    const pinned = await plan({ "t0.name": "a", "t0.pin": JSON.stringify([label]) }, failing);
     expect(pinned.result.warnings).not.toContain("could not be read from its state");
+    const unchecked = await plan({ "t0.name": "a" }, failing, undefined, { GPUCLOUD_UNCHECKED_ACCOUNT: label });
+    expect(unchecked.result.warnings).toContain("GPUCLOUD_UNCHECKED_ACCOUNT lets this plan use the credentials of account GPUCLOUD_*");
+    // Another account's label does not unlock these credentials.
+    await expect(
+      plan({ "t0.name": "a" }, failing, undefined, { GPUCLOUD_UNCHECKED_ACCOUNT: "user other at https://x.example" }),
+    ).rejects.toThrow(/Nothing was planned/);
+  });
+
+  test("a construct moved in the code is matched by its name: another account's credentials still fail the plan", async () => {
+    const elsewhere = { ...here(), identity: "user someone-else", api: "https://elsewhere.example" };
+    const ledger = new Map([["s/old-path", { name: "moved-one", id: "tok_m", account: elsewhere }]]);
+    await expect(plan({ "t0.name": "moved-one", "t0.path": "s/new-path" }, stateWith(ledger))).rejects.toThrow(
+      /managed its API tokens as user someone-else at https:\/\/elsewhere\.example.*"moved-one" \(id tok_m\)/,
+    );
   });
 
   test("a pending record of another identity (an apply that failed after its write) counts in the account check", async () => {
@@ -257,8 +334,8 @@ describe("the plan-time read and the state's ledger", () => {
       pending: true,
       at: new Date().toISOString(),
     });
-    await expect(plan({ "t0.key": "k0", "t0.name": "pending-one", "t0.path": "s/p" }, standInTerraform("echo '{}'"), cwd)).rejects.toThrow(
-      /managed its API tokens as user someone-else at .*"pending-one" \(id tok_elsewhere\)/,
-    );
+    await expect(
+      plan({ "t0.key": "k0", "t0.name": "pending-one", "t0.path": "s/p" }, standInTerraform(NO_STATE_SCRIPT), cwd),
+    ).rejects.toThrow(/managed its API tokens as user someone-else at .*"pending-one" \(id tok_elsewhere\)/);
   });
 });

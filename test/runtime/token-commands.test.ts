@@ -127,7 +127,9 @@ describe("token provisioner commands", () => {
     expect(readHandoff(cwd, "default", KEY, () => undefined)?.id).toBe(released.id);
     emulator.deleteToken(released.id);
     const log = await run(applyToken, { cwd, runId: "18@18", env: { GPUCLOUD_TOKEN_NAME: "gone-b" } });
-    expect(log).toContain('the API token "gone-a" released by the replaced resource no longer exists; a new one was created');
+    expect(log).toMatch(
+      /the API token "gone-a" \(id tok_\w+\) released by the replaced resource is not listed by these credentials \(revoked, or on another account, where it stays ACTIVE\); a new one was created/,
+    );
     expect(named("gone-a")).toEqual([expect.objectContaining({ id: sameName.id })]);
     expect(named("gone-b")).toHaveLength(1);
     expect(named("gone-b")[0].id).not.toBe(sameName.id);
@@ -256,7 +258,9 @@ describe("token provisioner commands", () => {
     await console.close();
     await run(releaseToken, { cwd, runId: "19@2", env: { GPUCLOUD_TOKEN_NAME: "console-a" } });
     const log = await run(applyToken, { cwd, runId: "19@2", env: { GPUCLOUD_TOKEN_NAME: "console-b" } });
-    expect(log).toContain('the API token "console-a" released by the replaced resource no longer exists; a new one was created');
+    expect(log).toMatch(
+      /the API token "console-a" \(id tok_\w+\) released by the replaced resource is not listed by these credentials \(revoked, or on another account, where it stays ACTIVE\); a new one was created/,
+    );
     expect(emulator.tokens().find((t) => t.id === applied.id)?.name).toBe("console-renamed");
     expect(named("console-b")).toHaveLength(1);
   });

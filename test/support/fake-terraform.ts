@@ -14,8 +14,16 @@ export function standInTerraform(script: string): string {
 
 let noState: string | undefined;
 
-/** GPUCLOUD_TERRAFORM naming a binary whose `output -json` prints `{}`, as before any apply. */
+/**
+ * A stand-in script that answers as Terraform 1.11 does before any apply: `output -json <name>`
+ * fails (no such output), `state list` fails with "No state file was found!".
+ */
+export const NO_STATE_SCRIPT =
+  `case "$1" in output) echo 'Error: Output "gpucloud_token_ledger" not found' >&2; exit 1;; ` +
+  `state) echo 'No state file was found!' >&2; exit 1;; esac; exit 3`;
+
+/** GPUCLOUD_TERRAFORM naming a binary that answers as before any apply (NO_STATE_SCRIPT). */
 export function terraformWithoutState(): NodeJS.ProcessEnv {
-  noState ??= standInTerraform("echo '{}'");
+  noState ??= standInTerraform(NO_STATE_SCRIPT);
   return { GPUCLOUD_TERRAFORM: noState };
 }

@@ -179,26 +179,30 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
     expect(oneLine(crossed.stderr)).toContain(`(workspace "prod") managed its API tokens as user ${PROD.username} at ${address(prodApi)}`);
   });
 
-  test("where the state cannot be read (no terraform binary to run), the plan says so; a pinned account fails on another identity", async () => {
+  test("where the state cannot be read (no terraform binary to run), a pin decides: another identity or address fails, the pinned deployment plans", async () => {
     const db = await pg.createDatabase("pinned");
     const pinned = (allowed: string) => (stack: TerraformStack) => {
       const account = new GpuCloudAccount(stack, "account", { allowedIdentities: [allowed] });
       new ApiToken(stack, "fr-pin", { name: "fr-pin", account });
     };
-    const unpinned = await job(db, tokens("fr-pin"), staging(), { GPUCLOUD_TERRAFORM: "/nonexistent/terraform" });
-    const warned = await unpinned.plan({ check: true });
-    expect(oneLine(warned.stdout)).toContain(
-      'what the last apply of this stack managed could not be read from its state (GPUCLOUD_TERRAFORM names "/nonexistent/terraform", which cannot be found',
+    const noBinary = { GPUCLOUD_TERRAFORM: "/nonexistent/terraform" };
+    const unpinned = await (await job(db, tokens("fr-pin"), staging(), noBinary)).plan();
+    expect(unpinned.exitCode).toBe(1);
+    expect(oneLine(unpinned.stderr)).toContain(
+      'could not be read from its state (GPUCLOUD_TERRAFORM names "/nonexistent/terraform", which cannot be found), so this plan cannot tell',
     );
 
-    const wrongPin = await job(db, pinned(`user ${PROD.username}`), staging(), { GPUCLOUD_TERRAFORM: "/nonexistent/terraform" });
+    const wrongPin = await job(db, pinned(`user ${PROD.username} at ${address(prodApi)}`), staging(), noBinary);
     const refused = await wrongPin.plan();
     expect(refused.exitCode).toBe(1);
     expect(oneLine(refused.stderr)).toContain(
-      `the credentials of account GPUCLOUD_* log in as user ${STAGING.username}, which its GpuCloudAccount does not allow ` +
-        `(allowedIdentities: user ${PROD.username}).`,
+      `the credentials of account GPUCLOUD_* log in as user ${STAGING.username} at ${address(fx.emulator)}, which its GpuCloudAccount ` +
+        `does not allow (allowedIdentities: user ${PROD.username} at ${address(prodApi)}).`,
     );
-    const rightPin = await job(db, pinned(`user ${STAGING.username}`), staging(), { GPUCLOUD_TERRAFORM: "/nonexistent/terraform" });
+    // The same user name pinned at another address (staging's name on prod's API): a deployment, not a user, is pinned.
+    const otherAddress = await job(db, pinned(`user ${STAGING.username} at ${address(prodApi)}`), staging(), noBinary);
+    expect((await otherAddress.plan()).exitCode).toBe(1);
+    const rightPin = await job(db, pinned(`user ${STAGING.username} at ${address(fx.emulator)}/`), staging(), noBinary);
     const plan = await rightPin.plan({ check: true });
     expect(oneLine(plan.stdout)).not.toContain("could not be read from its state");
   });

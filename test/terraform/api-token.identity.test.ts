@@ -250,7 +250,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(outputs.a_id.actions).toEqual(["no-op"]);
     expect(outputs.a_id.after).toBe(named("known-a")[0].id);
     expect(Object.entries(resourceActions(plan.plan!)).filter(([, actions]) => !["read", "no-op"].includes(actions.join()))).toEqual([
-      [expect.stringMatching(/^null_resource\.a_sync_/), ["delete", "create"]],
+      [expect.stringMatching(/^null_resource\.gpucloud_a_sync_/), ["delete", "create"]],
     ]);
     await tf.apply({ check: true });
     expect(named("known-a")).toEqual([expect.objectContaining({ description: "v2" })]);
@@ -285,7 +285,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(changes.id27.actions).toEqual(["update"]);
     const actions = resourceActions(plan.plan!);
     expect(Object.entries(actions).filter(([, a]) => !["read", "no-op"].includes(a.join()))).toEqual([
-      [expect.stringMatching(/^null_resource\.t27_sync_/), ["delete", "create"]],
+      [expect.stringMatching(/^null_resource\.gpucloud_t27_sync_/), ["delete", "create"]],
       // The roster's input holds each token's name (see TokenRoster).
       ["terraform_data.gpucloud_token_roster[0]", ["update"]],
     ]);

@@ -62,8 +62,8 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   test("first apply: the tokens, their consumers and the stack's roster; nothing warns", async () => {
     const plan = await tf.plan({ check: true });
     expect(changes(plan.plan)).toEqual({
-      "null_resource.a_sync": ["create"],
-      "null_resource.b_sync": ["create"],
+      "null_resource.gpucloud_a_sync": ["create"],
+      "null_resource.gpucloud_b_sync": ["create"],
       "terraform_data.a-uses": ["create"],
       "terraform_data.b-uses": ["create"],
       "terraform_data.gpucloud_token_roster[0]": ["create"],
@@ -91,7 +91,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   ])("%s replaces only the token's sync resource: tokenId and token stay known, no false warning", async (_what, props, roster) => {
     synth({ a: props, b: { name: "review-b" } });
     const plan = await tf.plan({ check: true });
-    expect(changes(plan.plan)).toEqual({ "null_resource.a_sync": ["delete", "create"], ...roster });
+    expect(changes(plan.plan)).toEqual({ "null_resource.gpucloud_a_sync": ["delete", "create"], ...roster });
     const text = oneLine(`${plan.stdout}${plan.stderr}`);
     expect(text).not.toContain("Check block assertion known after apply");
     expect(text).not.toContain("Warning:");
@@ -109,7 +109,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
   test("an update whose token was revoked after the plan fails its apply: no token is created, the consumer keeps its input", async () => {
     synth({ a: { name: "review-a2", description: "v3", previousNames: ["review-a"] }, b: { name: "review-b" } });
     const plan = await tf.plan({ check: true });
-    expect(changes(plan.plan)).toEqual({ "null_resource.a_sync": ["delete", "create"] });
+    expect(changes(plan.plan)).toEqual({ "null_resource.gpucloud_a_sync": ["delete", "create"] });
     expect(fx.emulator.deleteToken(aId)).toBe(true);
     const before = fx.emulator.tokens().length;
     const applied = await tf.apply({ planFile: plan.planFile });
@@ -124,7 +124,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     // The roster holds names, not ids: it stays as it is.
     const again = await tf.plan({ check: true });
     expect(changes(again.plan)).toEqual({
-      "null_resource.a_sync": ["delete", "create"],
+      "null_resource.gpucloud_a_sync": ["delete", "create"],
       "terraform_data.a-uses": ["update"],
       "data.external.gpucloud-stack-read_after-write[0]": ["read"],
     });
@@ -140,7 +140,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     synth({ a: { name: "review-a2", description: "v3", previousNames: ["review-a"] } });
     const plan = await tf.plan({ check: true });
     expect(changes(plan.plan)).toEqual({
-      "null_resource.b_sync": ["delete"],
+      "null_resource.gpucloud_b_sync": ["delete"],
       "terraform_data.b-uses": ["delete"],
       "terraform_data.gpucloud_token_roster[0]": ["delete", "create"],
     });
@@ -164,7 +164,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     synth({});
     const plan = await tf.plan({ check: true });
     expect(changes(plan.plan)).toEqual({
-      "null_resource.a_sync": ["delete"],
+      "null_resource.gpucloud_a_sync": ["delete"],
       "terraform_data.a-uses": ["delete"],
       "terraform_data.gpucloud_token_roster[0]": ["delete"],
     });
@@ -196,7 +196,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     const targeted = await stackTf.plan({ args: [`-target=null_resource.${sync}`] });
     expect(targeted.stderr).not.toContain("Error");
     expect(targeted.exitCode).toBe(0);
-    expect(changes(targeted.plan)).toMatchObject({ "null_resource.t_sync": ["create"] });
+    expect(changes(targeted.plan)).toMatchObject({ "null_resource.gpucloud_t_sync": ["create"] });
   });
 
   test("an account's error names every construct of the stack's read, the ApiTokens included", async () => {

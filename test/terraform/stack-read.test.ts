@@ -108,7 +108,7 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
     });
     const plan = await tf.plan({});
     expect(plan.exitCode).toBe(0);
-    const sync = plan.plan!.resource_changes!.find((rc) => rc.address.startsWith("null_resource.token_sync_"))!;
+    const sync = plan.plan!.resource_changes!.find((rc) => rc.address.startsWith("null_resource.gpucloud_token_sync_"))!;
     expect((sync.change.after as { triggers: Record<string, string> }).triggers.api_in_sync).toBe("true");
     expect(known(plan.plan!.output_changes!.computed_id)).toBe(false);
     await tf.apply({ check: true, planFile: plan.planFile });

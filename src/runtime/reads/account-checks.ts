@@ -4,10 +4,11 @@ import {
   foldTokenName,
   type LedgerAccount,
   type LedgerToken,
+  parseAllowedIdentity,
   type RunTicket,
   sameLedgerAccount,
 } from "../../protocol";
-import { accountFingerprint } from "../account-identity";
+import { accountFingerprint, apiAddress } from "../account-identity";
 import type { TokenView } from "../names/token-list";
 import type { LastManaged, ManagedToken } from "./stack-query";
 
@@ -22,15 +23,22 @@ function accountLabel(account: LedgerAccount): string {
   return `${account.identity} at ${account.api}`;
 }
 
-/** The error when the credentials of an account log in as an identity its GpuCloudAccount does not pin. */
+/** Whether an allowedIdentities entry names this account: its identity at its API address. */
+function pinAllows(entry: string, current: LedgerAccount): boolean {
+  const pinned = parseAllowedIdentity(entry);
+  return pinned !== undefined && pinned.identity === current.identity && apiAddress(pinned.api) === current.api;
+}
+
+/** The error when the credentials of an account log in as an identity, or at an address, its GpuCloudAccount does not pin. */
 export function pinError(tokens: readonly ManagedToken[], current: LedgerAccount): string | undefined {
   const pinned = tokens.find((m) => m.allowedIdentities !== undefined);
-  if (pinned?.allowedIdentities === undefined || pinned.allowedIdentities.includes(current.identity)) return undefined;
+  if (pinned?.allowedIdentities === undefined || pinned.allowedIdentities.some((entry) => pinAllows(entry, current))) return undefined;
   const names = accountEnv(current.prefix);
   return (
-    `the credentials of account ${current.prefix}* log in as ${current.identity}, which its GpuCloudAccount does not allow ` +
+    `the credentials of account ${current.prefix}* log in as ${accountLabel(current)}, which its GpuCloudAccount does not allow ` +
     `(allowedIdentities: ${pinned.allowedIdentities.join(", ")}). Nothing was planned. Set ${names.API_TOKEN}, or ${names.USERNAME} ` +
-    `with its password, to credentials of an allowed identity, or add "${current.identity}" to allowedIdentities.`
+    `with its password, and ${names.BASE_URL} or the account's baseUrl, to those of an allowed identity, or add ` +
+    `"${accountLabel(current)}" to allowedIdentities.`
   );
 }
 
@@ -43,7 +51,7 @@ function listsIt(listed: readonly TokenView[], last: LastManaged & { account: Le
   return listed.some((t) => t.id === last.id && (last.account.api === current.api || foldTokenName(t.name) === foldTokenName(last.name)));
 }
 
-/** What the plan says about the account its credentials reach: a refusal, or the warning of a move on purpose. */
+/** What the plan says about the account its credentials reach: a refusal, or the warning of a move (or an unchecked plan) on purpose. */
 export interface AccountSwitch {
   readonly refusal?: string;
   readonly moving?: string;
@@ -120,22 +128,47 @@ export function removedTokenWarnings(
 /**
  * The error when a script of the apply has other credentials than its plan read with (a saved plan
  * applied with another environment's variables): the plan's checks of the account were for those.
- * Another credential of the same account is refused too: this script cannot tell it apart.
+ * Another credential of the same account is refused too: this script cannot tell it apart. `write`:
+ * the refusing script is a token's create-time provisioner, whose failure taints its resource.
  */
-export function notThePlansAccount(ticket: RunTicket | undefined, current: LedgerAccount): string | undefined {
+export function notThePlansAccount(ticket: RunTicket | undefined, current: LedgerAccount, write: boolean): string | undefined {
   if (ticket?.accounts === undefined || ticket.accounts.includes(accountFingerprint(current))) return undefined;
+  const tainted = write
+    ? ` Terraform marks this token's resource tainted, as after any failed create-time provisioner: the next plan shows it ` +
+      `"is tainted, so must be replaced", and applying that with the right credentials takes the same API token again.`
+    : "";
   return (
     `this apply's credentials of account ${current.prefix}* log in as ${accountLabel(current)}, not as the credentials the ` +
     `plan it applies was made with, which its checks of the account were for (these may reach another account). Nothing was ` +
-    `changed. Apply with the credentials the plan was made with, or plan again with these.`
+    `written to the GPU cloud API.${tainted} Apply with the credentials the plan was made with, or plan again with these.`
   );
 }
 
-/** The warning when what the last apply managed could not be read, and nothing pins the account. */
-export function unknownLastApplyWarning(reason: string): string {
-  return (
-    `what the last apply of this stack managed could not be read from its state (${reason}), so this plan cannot tell whether ` +
-    `the credentials reach the account the last apply used. Set ${CredentialEnv.TERRAFORM} to the terraform or tofu that runs ` +
-    `this plan, or pin the account with GpuCloudAccount's allowedIdentities (docs/accounts.md).`
-  );
+/**
+ * Where what the last apply managed could not be read and nothing pins the account, this plan
+ * cannot tell whether the credentials reach the account the stack's tokens are on: it refuses,
+ * naming the three ways on, unless <prefix>UNCHECKED_ACCOUNT names this account (then it warns).
+ */
+export function unknownLastApply(
+  reason: string,
+  current: LedgerAccount,
+  opts: { readonly env: NodeJS.ProcessEnv; readonly workspace: string },
+): AccountSwitch {
+  const names = accountEnv(current.prefix);
+  const label = accountLabel(current);
+  const what = `what the last apply of this stack (workspace "${opts.workspace}") managed could not be read from its state (${reason})`;
+  if ((opts.env[names.UNCHECKED_ACCOUNT] ?? "").trim() === label) {
+    return {
+      moving:
+        `${what}; ${names.UNCHECKED_ACCOUNT} lets this plan use the credentials of account ${current.prefix}* (${label}) ` +
+        `without checking that they reach the account the last apply used. Remove it once the state can be read.`,
+    };
+  }
+  return {
+    refusal:
+      `${what}, so this plan cannot tell whether the credentials of account ${current.prefix}* (${label}) reach the account ` +
+      `the last apply used. Nothing was planned. Set ${CredentialEnv.TERRAFORM} to the terraform or tofu that runs this plan ` +
+      `(on Atlantis, its versioned binary), or pin the account with GpuCloudAccount's allowedIdentities: ["${label}"] ` +
+      `(docs/accounts.md), or, to plan with these credentials unchecked on purpose, set ${names.UNCHECKED_ACCOUNT}="${label}".`,
+  };
 }

@@ -4,6 +4,7 @@ import {
   DEFAULT_ENV_PREFIX,
   encodeLedger,
   encodeRunTicket,
+  foldTokenName,
   type LedgerAccount,
   ledgerAccountKey,
   type LedgerToken,
@@ -25,7 +26,7 @@ import { type AppliedRecord, readAppliedRecords } from "../records/applied-recor
 import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
 import { startRun } from "../run/run-start";
 import { tokensSinceRunWalk } from "../run/run-walk";
-import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, unknownLastApplyWarning } from "./account-checks";
+import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, unknownLastApply } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type LastManaged, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
@@ -63,6 +64,9 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   const lastApplyRead = hasTokens
     ? readLastApply(ctx.env, ctx.cwd, workspace, stateReadMs, stopStateRead.signal).then((read) => (lastApply = read))
     : Promise.resolve(lastApply);
+  const configured = new Set(stack.tokens.map((m) => m.path));
+  const ledgerEntry = (m: ManagedToken) =>
+    lastApply.known && lastApply.ledger ? ledgerEntryOf(m, lastApply.ledger, configured) : undefined;
   const listedOn = new Map<string, readonly TokenView[]>();
   const ledger = new Map<string, LedgerToken>();
   try {
@@ -78,8 +82,15 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
         // Before anything is planned on it: credentials of another account fail the plan.
         const pinned = pinError(tokens, current);
         if (pinned !== undefined) throw new ReadError(new Error(pinned), tokens);
-        const lastOf = tokens.map((m) => ({ m, last: lastManaged(m, lastApply, records.applied) }));
-        const { refusal, moving } = accountSwitch(lastOf, listed, current, { env: ctx.env, workspace: workspace ?? "default" });
+        const opts = { env: ctx.env, workspace: workspace ?? "default" };
+        // Where the state cannot be read, only a pin checks the account; else this plan goes on only on purpose.
+        if (!lastApply.known && tokens.every((m) => m.allowedIdentities === undefined)) {
+          const unchecked = unknownLastApply(lastApply.reason, current, opts);
+          if (unchecked.refusal !== undefined) throw new ReadError(new Error(unchecked.refusal), tokens);
+          report.warnInPlan(unchecked.moving!);
+        }
+        const lastOf = tokens.map((m) => ({ m, last: lastManaged(m, ledgerEntry(m), records.applied) }));
+        const { refusal, moving } = accountSwitch(lastOf, listed, current, opts);
         if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
         if (moving !== undefined) report.warnInPlan(moving);
         for (const { m, last } of lastOf) {
@@ -88,7 +99,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           Object.assign(report.result, fields);
           // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
           // another, but only on this account: one moving away leaves its old account's entry behind.
-          const kept = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
+          const kept = ledgerEntry(m);
           if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
           else if (kept !== undefined && sameLedgerAccount(kept.account, current)) ledger.set(m.path, kept);
           const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
@@ -102,10 +113,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   }
   if (ticket !== undefined) {
     report.result[STACK_READ_TICKET] = encodeRunTicket({ ...ticket, accounts: [...accounts].sort() });
-    if (!lastApply.known) {
-      // A pinned account is checked by its pin; the others are the ones this plan cannot tell.
-      if (stack.tokens.some((m) => m.allowedIdentities === undefined)) report.warnInPlan(unknownLastApplyWarning(lastApply.reason));
-    } else if (lastApply.ledger !== undefined) {
+    if (lastApply.known && lastApply.ledger !== undefined) {
       for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(ledgerAccountKey(a))))
         report.warnInPlan(line);
     }
@@ -120,18 +128,41 @@ function currentAccount(account: ReadAccount): LedgerAccount {
 }
 
 /**
- * What the last apply managed for `m`: a pending record of this folder first (the create half follows
- * it), then the state's ledger, then this folder's record (a folder that keeps it, where the state
- * could not be read or says nothing of `m`).
+ * The ledger's entry for `m`: under its construct path, else (a construct moved in the code) the
+ * entry of a path no longer configured whose token has `m`'s name or a previous name, on its account.
  */
-function lastManaged(m: ManagedToken, lastApply: LastApply, applied: ReadonlyMap<string, AppliedRecord>): LastManaged | undefined {
+function ledgerEntryOf(
+  m: ManagedToken,
+  ledger: ReadonlyMap<string, LedgerToken>,
+  configured: ReadonlySet<string>,
+): LedgerToken | undefined {
+  const byPath = ledger.get(m.path);
+  if (byPath !== undefined) return byPath;
+  const names = new Set([m.name, ...m.previousNames].map(foldTokenName));
+  const prefix = m.envPrefix ?? DEFAULT_ENV_PREFIX;
+  for (const [path, entry] of ledger) {
+    if (entry.account.prefix !== prefix || !names.has(foldTokenName(entry.name))) continue;
+    if (!configured.has(path)) return entry;
+  }
+  return undefined;
+}
+
+/**
+ * What the last apply managed for `m`: a pending record of this folder first (the create half follows
+ * it), then the state's ledger (`entry`, see ledgerEntryOf), then this folder's record (a folder that
+ * keeps it, where the state says nothing of `m`).
+ */
+function lastManaged(
+  m: ManagedToken,
+  entry: LedgerToken | undefined,
+  applied: ReadonlyMap<string, AppliedRecord>,
+): LastManaged | undefined {
   const record = applied.get(m.key);
   const recordedAccount =
     record?.identity !== undefined && record.apiUrl !== undefined
       ? { prefix: m.envPrefix ?? DEFAULT_ENV_PREFIX, api: record.apiUrl, identity: record.identity }
       : undefined;
   if (record?.pending) return { id: record.id, name: record.name, pending: true, account: recordedAccount };
-  const entry = lastApply.known ? lastApply.ledger?.get(m.path) : undefined;
   if (entry !== undefined) return { id: entry.id, name: entry.name, account: entry.account };
   return record === undefined ? undefined : { id: record.id, name: record.name, account: recordedAccount };
 }
@@ -162,7 +193,7 @@ async function afterWriteRead(input: RuntimeContext, query: Record<string, strin
     },
     observe: (tokens, listed, account) => {
       const current = currentAccount(account);
-      const refused = notThePlansAccount(ticket, current);
+      const refused = notThePlansAccount(ticket, current, false);
       if (refused !== undefined) throw new ReadError(new Error(refused), tokens);
       for (const m of tokens) {
         const { fields, id, named } = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);

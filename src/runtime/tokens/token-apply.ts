@@ -25,7 +25,7 @@ import { findTarget, oldTokenLeftBehind, type Target, type Wanted } from "./toke
 export async function applyToken(input: RuntimeContext): Promise<void> {
   const apply = applyRequest(input);
   // Before anything is written or claimed: the plan's checks of the account were for these credentials.
-  const refused = notThePlansAccount(apply.planned.ticket, ledgerAccountOf(apply.account));
+  const refused = notThePlansAccount(apply.planned.ticket, ledgerAccountOf(apply.account), true);
   if (refused !== undefined) throw new Error(refused);
   const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned.ticket);
   const lastApplied = appliedOnThisAccount(apply.ctx, apply.scope, apply.api, apply.name);
@@ -145,7 +145,14 @@ async function afterTheWrite(
   const { ctx, name } = apply;
   const { token, target } = written;
   if (target === undefined) {
-    if (handoff) ctx.out.info(`the API token "${handoff.name}" released by the replaced resource no longer exists; a new one was created`);
+    if (handoff) {
+      // Not "no longer exists": after a move the released token is ACTIVE on the other account.
+      const which = handoff.id ? `"${handoff.name}" (id ${handoff.id})` : `"${handoff.name}"`;
+      ctx.out.info(
+        `the API token ${which} released by the replaced resource is not listed by these credentials (revoked, or on ` +
+          `another account, where it stays ACTIVE); a new one was created`,
+      );
+    }
     if (!written.adoptedAfterLostResponse) ctx.out.info(`created API token "${token.name}" (id ${token.id})`);
   }
   warnOldTokenActive(ctx, apply.scope, written.leftBehind, name, token.id);
