@@ -180,7 +180,7 @@ export class ApiToken extends Construct {
       ],
     });
 
-    // A prefix the next plan recognizes in `terraform state list` (see stateHoldsTokens).
+    // A prefix the next plan recognizes in `terraform state list` (see tokenWriteKind).
     // (The stack's id for it, not friendlyUniqueId: that keeps its first answer, the id before the override.)
     sync.overrideLogicalId(`${TOKEN_WRITE_ID_PREFIX}${TerraformStack.of(this).getLogicalId(sync)}`);
     stackRead.addWrite(key, sync);

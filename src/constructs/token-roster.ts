@@ -1,7 +1,7 @@
 import { DataResource, Lazy, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
-import { RosterEnv, type RosterNow, RuntimeCommand, TOKEN_WRITE_ID_PREFIX } from "../protocol";
+import { RosterEnv, type RosterNow, RuntimeCommand, TOKEN_ROSTER_ID } from "../protocol";
 import { provisionerCommand } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { isKnown } from "./validation";
@@ -64,7 +64,7 @@ export class TokenRoster extends Construct {
       ],
     }));
     // A fixed address a reviewer recognises in a plan: terraform_data.gpucloud_token_roster[0].
-    roster.overrideLogicalId(`${TOKEN_WRITE_ID_PREFIX}token_roster`);
+    roster.overrideLogicalId(TOKEN_ROSTER_ID);
     // A list, not the map cdktf's type declares: the plan then shows which paths came or went.
     roster.addOverride("triggers_replace", Lazy.anyValue({ produce: () => paths().map(terraformLiteral) }));
     roster.addOverride("input", Lazy.stringValue({ produce: () => rosterInput(this.tokens) }));

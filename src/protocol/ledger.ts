@@ -19,14 +19,22 @@ export const LEDGER_VERSION = 1;
 /**
  * The logical ids of the resources through which the library writes tokens (each ApiToken's sync
  * resource, the stack's token roster) start with this, so that the names a state lists tell a
- * state that holds the library's writes (see {@link stateHoldsTokens}).
+ * state that holds the library's writes (see {@link tokenWriteKind}).
  */
 export const TOKEN_WRITE_ID_PREFIX = "gpucloud_";
 
-/** Whether an address of `terraform state list` is one of the library's token writes (see TOKEN_WRITE_ID_PREFIX). */
-export function stateHoldsTokens(address: string): boolean {
+/** The stack's token roster's logical id: every full apply of a stack with ApiTokens creates it first. */
+export const TOKEN_ROSTER_ID = `${TOKEN_WRITE_ID_PREFIX}token_roster`;
+
+/**
+ * What an address of `terraform state list` is of the library's token writes (see
+ * TOKEN_WRITE_ID_PREFIX): the roster, a token's write, or none of them.
+ */
+export function tokenWriteKind(address: string): "roster" | "token" | undefined {
   const [type, id] = address.trim().split(".");
-  return (type === "null_resource" || type === "terraform_data") && id !== undefined && id.startsWith(TOKEN_WRITE_ID_PREFIX);
+  if ((type !== "null_resource" && type !== "terraform_data") || id === undefined || !id.startsWith(TOKEN_WRITE_ID_PREFIX))
+    return undefined;
+  return type === "terraform_data" && id.replace(/\[\d+\]$/, "") === TOKEN_ROSTER_ID ? "roster" : "token";
 }
 
 /** A result key without a token key: the ledger of the tokens the read resolved (see encodeLedger). */

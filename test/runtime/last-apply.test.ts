@@ -99,6 +99,18 @@ describe("reading the last apply from the state", () => {
     });
   });
 
+  test("a full apply that ended before the ledger (the roster in the state, no ledger): known, saying so, for the next apply to finish", async () => {
+    const unfinished = standInTerraform(
+      `case "$1" in output) echo 'Error: Output not found' >&2; exit 1;; ` +
+        `state) printf 'terraform_data.gpucloud_token_roster[0]\nnull_resource.gpucloud_ci_sync_0A1B\n';; esac`,
+    );
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: unfinished }, cwd, "default", 10_000)).toEqual({
+      known: true,
+      ledger: undefined,
+      unfinished: expect.stringContaining("an apply of this stack ended before it wrote gpucloud_token_ledger"),
+    });
+  });
+
   test("cdktf's TERRAFORM_BINARY_NAME names it when GPUCLOUD_TERRAFORM does not", async () => {
     const read = await readLastApply({ TERRAFORM_BINARY_NAME: standInTerraform(NO_STATE_SCRIPT) }, cwd, "default", 10_000);
     expect(read.known).toBe(true);

@@ -151,6 +151,8 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       ),
     );
     expect(retried).not.toContain("created API token");
+    // The killed first apply left the roster and no ledger: the retry cannot check the account, and says so (docs/accounts.md).
+    expect(retried).toContain("an apply of this stack ended before it wrote gpucloud_token_ledger");
     expect(named("orph-ci")).toEqual([expect.objectContaining({ id: orphaned.id })]);
     expect((await tf.output()).token_id.value).toBe(orphaned.id);
     await p.steady();

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 
-import { CDKTF_TERRAFORM_BINARY_ENV, CredentialEnv, decodeLedger, LEDGER_OUTPUT, type LedgerToken, stateHoldsTokens } from "../../protocol";
+import { CDKTF_TERRAFORM_BINARY_ENV, CredentialEnv, decodeLedger, LEDGER_OUTPUT, type LedgerToken, tokenWriteKind } from "../../protocol";
 
 /**
  * What the last apply of this stack managed, as its Terraform state keeps it (the ledger output,
@@ -11,8 +11,11 @@ import { CDKTF_TERRAFORM_BINARY_ENV, CredentialEnv, decodeLedger, LEDGER_OUTPUT,
  * execution): the state is the one thing every pipeline keeps.
  */
 export type LastApply =
-  /** `ledger` is undefined before any apply of a token (no state, or a state without the library's writes). */
-  | { readonly known: true; readonly ledger: ReadonlyMap<string, LedgerToken> | undefined }
+  /**
+   * `ledger` is undefined before any apply of a token (no state, or a state without the library's
+   * writes), and after a full apply that ended before it wrote the ledger (`unfinished` says so).
+   */
+  | { readonly known: true; readonly ledger: ReadonlyMap<string, LedgerToken> | undefined; readonly unfinished?: string }
   | { readonly known: false; readonly reason: string };
 
 /** Variables the plan's own command line and logging bring, which `output` refuses or would log the state with. */
@@ -147,7 +150,18 @@ export async function readLastApply(
     const list = await run(binary, ["state", "list", "-no-color"]);
     if (list.missing || (!list.ok && !list.stderr.includes(NO_STATE))) return { known: false, reason: failed };
     if (!list.ok) return { known: true, ledger: undefined };
-    const held = list.stdout.split("\n").filter(stateHoldsTokens);
+    const addresses = list.stdout.split("\n").map((line) => line.trim());
+    const held = addresses.filter((address) => tokenWriteKind(address) === "token");
+    // A full apply creates the roster first: with it, the apply ended before its last step (a fault, a kill), which the next apply finishes.
+    if (addresses.some((address) => tokenWriteKind(address) === "roster")) {
+      return {
+        known: true,
+        ledger: undefined,
+        unfinished:
+          `an apply of this stack ended before it wrote ${LEDGER_OUTPUT} (its state holds the token roster and no ledger), ` +
+          `so this plan cannot check the credentials against the account that apply wrote to; the next apply writes the ledger`,
+      };
+    }
     if (held.length === 0) return { known: true, ledger: undefined };
     return {
       known: false,

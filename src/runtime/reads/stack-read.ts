@@ -113,6 +113,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   }
   if (ticket !== undefined) {
     report.result[STACK_READ_TICKET] = encodeRunTicket({ ...ticket, accounts: [...accounts].sort() });
+    if (lastApply.known && lastApply.unfinished !== undefined) report.warnInPlan(lastApply.unfinished);
     if (lastApply.known && lastApply.ledger !== undefined) {
       for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(ledgerAccountKey(a))))
         report.warnInPlan(line);
