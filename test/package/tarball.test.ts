@@ -23,6 +23,7 @@ interface Manifest {
   repository: { url: string };
   homepage: string;
   bugs: { url: string };
+  dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
 }
@@ -197,10 +198,22 @@ describe("published manifest", () => {
     expect(manifest.bugs.url).toMatch(/^https:\/\/.+\/issues$/);
   });
 
-  test("cdktf and cdktn are both optional peers; constructs is required", () => {
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["cdktf", "cdktn", "constructs"]);
-    expect(manifest.peerDependenciesMeta.cdktf?.optional).toBe(true);
-    expect(manifest.peerDependenciesMeta.cdktn?.optional).toBe(true);
+  test("cdktf, cdktn and cdktf's prebuilt providers are optional peers; constructs is required", () => {
+    const optional = ["@cdktf/provider-external", "@cdktf/provider-null", "cdktf", "cdktn"];
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, "constructs"]);
+    for (const name of optional) expect([name, manifest.peerDependenciesMeta[name]?.optional]).toEqual([name, true]);
     expect(manifest.peerDependenciesMeta.constructs).toBeUndefined();
+  });
+
+  test("no dependency brings cdktf: npm 7+ installs a dependency's peers (consumer.test.ts installs for real)", () => {
+    for (const dep of Object.keys(manifest.dependencies)) {
+      const theirs = JSON.parse(readFileSync(path.join(REPO, "node_modules", dep, "package.json"), "utf8")) as {
+        dependencies?: Record<string, string>;
+        peerDependencies?: Record<string, string>;
+      };
+      expect([dep, Object.keys({ ...theirs.dependencies, ...theirs.peerDependencies }).filter((n) => /^(cdktf|@cdktf\/)/.test(n))]).toEqual(
+        [dep, []],
+      );
+    }
   });
 });
