@@ -92,7 +92,8 @@ function main(args) {
   try {
     const lacking = problems(dir, files);
     if (lacking.length === 0) {
-      console.log(`pack-check: ${label}: ${files.length} files, every entry point and the modules it reaches`);
+      // stderr, like the failures: in prepack, stdout is npm's own (`npm pack --json` prints JSON there).
+      console.error(`pack-check: ${label}: ${files.length} files, every entry point and the modules it reaches`);
       return 0;
     }
     console.error(`pack-check: ${label} would ship without ${lacking.length} file(s) its entry points need:`);

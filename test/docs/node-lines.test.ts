@@ -47,3 +47,11 @@ test("the machine that synthesizes: cdktn-cli's engines and this package's, the 
     expect([file, text.includes(`this package's \`engines\``), text.includes(`\`${engines}\``)]).toEqual([file, true, true]);
   }
 });
+
+test("the README says how to synthesize on an older Node: npx fetches the oldest tested line, which meets cdktn-cli's engines", () => {
+  // npx's `-p` runs the bins of both packages with node@N's first on PATH, so cdktn-cli and the app run on N.
+  const m = /`npx --yes -p node@(\d+) -p cdktn-cli@([\d.]+) -- cdktn synth`/.exec(install);
+  expect(m?.[1]).toBe(String(OLDEST_TESTED_NODE_LINE));
+  expect(Number(m?.[1])).toBeGreaterThanOrEqual(Number(CDKTN_CLI_ENGINES.replace(/^>=(\d+)\..*$/, "$1")));
+  expect(install).toContain(`with cdktn-cli ${m?.[2]} (its \`engines\``);
+});

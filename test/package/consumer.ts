@@ -56,8 +56,18 @@ export function packLibrary(dest: string): string {
   return path.join(dest, info.filename);
 }
 
-/** A fresh consumer project with the tarball unpacked into node_modules/cdktf-gpucloud. */
-export function makeConsumer(tarball: string): string {
+/** The environment of a CI job: no terminal, nothing of this repository's npm run or GPUCLOUD_*. */
+export function jobEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|GPUCLOUD_)/i.test(k)));
+  // The registry's packages from npm's cache, as `npm ci` of this repository left them.
+  return { ...env, CI: "true", npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" };
+}
+
+/**
+ * A fresh consumer project with the tarball unpacked into node_modules/cdktf-gpucloud; `without`
+ * names linked packages the project lacks.
+ */
+export function makeConsumer(tarball: string, without: readonly string[] = []): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "gpucloud-consumer-"));
   writeFileSync(
     path.join(dir, "package.json"),
@@ -66,7 +76,7 @@ export function makeConsumer(tarball: string): string {
   const lib = path.join(dir, "node_modules", "cdktf-gpucloud");
   mkdirSync(lib, { recursive: true });
   run("tar", ["-xzf", tarball, "-C", lib, "--strip-components=1"], dir);
-  for (const name of LINKED) {
+  for (const name of LINKED.filter((n) => !without.includes(n))) {
     const link = path.join(dir, "node_modules", name);
     mkdirSync(path.dirname(link), { recursive: true });
     symlinkSync(path.join(REPO, "node_modules", name), link, "dir");

@@ -14,7 +14,7 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { closedPort } from "../support/closed-port";
 import { type MarkdownBlock, markdownBlocks, userDocs } from "../support/markdown-examples";
 import { runProcess } from "../support/processes";
-import { packLibrary, REPO } from "./consumer";
+import { jobEnv, packLibrary, REPO } from "./consumer";
 
 /** Lines that cannot run here, and why; a block with one of them is not run. */
 const NOT_RUN: readonly (readonly [RegExp, string])[] = [
@@ -35,13 +35,6 @@ const reasons = (b: MarkdownBlock): string[] =>
   NOT_RUN.filter(([pattern]) => b.code.split("\n").some((l) => pattern.test(l.trim()))).map(([, why]) => why);
 const runnable = blocks.filter((b) => reasons(b).length === 0);
 const name = (b: MarkdownBlock) => `${b.file}:${b.line}`;
-
-/** The environment of a CI job: no terminal, nothing of this repository's npm run or GPUCLOUD_*. */
-function jobEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|GPUCLOUD_)/i.test(k)));
-  // The registry's packages from npm's cache, as `npm ci` of this repository left them.
-  return { ...env, CI: "true", npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" };
-}
 
 describe("the docs' command blocks, in a fresh project", () => {
   let work: string;

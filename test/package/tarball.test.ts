@@ -1,7 +1,7 @@
 // What `npm publish` would ship: exactly what the exports, the bins and the runtime bundle need,
 // and a manifest without install-time scripts.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -23,6 +23,7 @@ interface Manifest {
   repository: { url: string };
   homepage: string;
   bugs: { url: string };
+  dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
 }
@@ -126,14 +127,15 @@ describe("a package that cannot ship empty", () => {
     expect(res.stderr).toContain("npm run build");
   });
 
-  test("the check passes this built package, and the tarball npm pack makes of it", () => {
+  test("the check passes this built package, and the tarball npm pack makes of it, saying so on stderr only", () => {
     const here = spawnSync(process.execPath, [check], { cwd: REPO, encoding: "utf8" });
-    expect([here.status, here.stderr]).toEqual([0, ""]);
+    expect([here.status, here.stdout]).toEqual([0, ""]);
+    expect(here.stderr).toMatch(/^pack-check: cdktf-gpucloud@\S+: \d+ files, every entry point and the modules it reaches\n$/);
     const dest = mkdtempSync(path.join(os.tmpdir(), "gpucloud-tgz-"));
     try {
       const tgz = spawnSync(process.execPath, [check, packLibrary(dest)], { encoding: "utf8" });
-      expect([tgz.status, tgz.stderr]).toEqual([0, ""]);
-      expect(tgz.stdout).toMatch(/every entry point and the modules it reaches/);
+      expect([tgz.status, tgz.stdout]).toEqual([0, ""]);
+      expect(tgz.stderr).toMatch(/^pack-check: \S+\.tgz: \d+ files, every entry point and the modules it reaches\n$/);
     } finally {
       rmSync(dest, { recursive: true, force: true });
     }
@@ -153,12 +155,34 @@ describe("a package that cannot ship empty", () => {
   });
 });
 
+// Publishing tools read `npm pack --json`'s stdout as JSON, so prepack (the build, pack-check) must
+// print nothing there. prepack deletes and rebuilds lib/, which the other suites read while this
+// one runs: it packs a copy of the checkout instead.
+describe("npm pack --json, prepack included", () => {
+  let copy: string;
+  beforeAll(() => {
+    copy = mkdtempSync(path.join(os.tmpdir(), "gpucloud-prepack-"));
+    const skip = new Set(["node_modules", ".git", "lib", "lib-cdktn", "build", "cdktf.out", ".cache", "coverage"]);
+    cpSync(REPO, copy, { recursive: true, filter: (src) => !skip.has(path.relative(REPO, src)) });
+    symlinkSync(path.join(REPO, "node_modules"), path.join(copy, "node_modules"), "dir");
+  });
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+  test("prints only JSON on stdout; the build and the check speak on stderr", () => {
+    const res = run("npm", ["pack", "--json", "--dry-run"], copy);
+    const [info] = JSON.parse(res.stdout) as (PackInfo & { filename: string })[];
+    expect(res.stderr).toMatch(/^pack-check: cdktf-gpucloud@\S+: \d+ files, every entry point/m);
+    expect(info.filename).toMatch(/^cdktf-gpucloud-.+\.tgz$/);
+    expect(info.files.map((f) => f.path)).toContain("lib/assets/gpucloud-tf-main.js");
+  });
+});
+
 describe("published manifest", () => {
   test("consumers get no install-time script; prepack builds afresh, then checks the package", () => {
     for (const hook of ["preinstall", "install", "postinstall", "prepare"]) expect(manifest.scripts[hook]).toBeUndefined();
     // A clean build (no stale module from an earlier build can ship), then the check above.
     expect(manifest.scripts.prepack).toMatch(
-      /rmSync\(d, \{ recursive: true, force: true \}\).* && npm run build && node scripts\/pack-check\.cjs$/,
+      /rmSync\(d, \{ recursive: true, force: true \}\).* && npm run build 1>&2 && node scripts\/pack-check\.cjs$/,
     );
     // `npm test` (what .ci/run and the README call after `npm ci`) still builds first.
     expect(manifest.scripts.pretest).toMatch(/npm run build/);
@@ -174,10 +198,22 @@ describe("published manifest", () => {
     expect(manifest.bugs.url).toMatch(/^https:\/\/.+\/issues$/);
   });
 
-  test("cdktf and cdktn are both optional peers; constructs is required", () => {
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["cdktf", "cdktn", "constructs"]);
-    expect(manifest.peerDependenciesMeta.cdktf?.optional).toBe(true);
-    expect(manifest.peerDependenciesMeta.cdktn?.optional).toBe(true);
+  test("cdktf, cdktn and cdktf's prebuilt providers are optional peers; constructs is required", () => {
+    const optional = ["@cdktf/provider-external", "@cdktf/provider-null", "cdktf", "cdktn"];
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, "constructs"]);
+    for (const name of optional) expect([name, manifest.peerDependenciesMeta[name]?.optional]).toEqual([name, true]);
     expect(manifest.peerDependenciesMeta.constructs).toBeUndefined();
+  });
+
+  test("no dependency brings cdktf: npm 7+ installs a dependency's peers (consumer.test.ts installs for real)", () => {
+    for (const dep of Object.keys(manifest.dependencies)) {
+      const theirs = JSON.parse(readFileSync(path.join(REPO, "node_modules", dep, "package.json"), "utf8")) as {
+        dependencies?: Record<string, string>;
+        peerDependencies?: Record<string, string>;
+      };
+      expect([dep, Object.keys({ ...theirs.dependencies, ...theirs.peerDependencies }).filter((n) => /^(cdktf|@cdktf\/)/.test(n))]).toEqual(
+        [dep, []],
+      );
+    }
   });
 });
