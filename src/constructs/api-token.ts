@@ -7,6 +7,7 @@ import {
   PLANNED_ENV,
   plannedTemplate,
   RuntimeCommand,
+  StackReadQueryField,
   StackReadResultField,
   TOKEN_WRITE_ID_PREFIX,
   TokenEnv,
@@ -191,8 +192,9 @@ export class ApiToken extends Construct {
     this.idExpression = attributeExpression(StackReadResultField.ID);
     TokenRoster.of(this).add(this, {
       name: props.name,
-      // An expression's text cannot be nested in the roster's; its value is the sync resource's trigger.
-      nameExpression: `${sync.terraformResourceType}.${sync.friendlyUniqueId}.triggers["${TokenTrigger.NAME}"]`,
+      // An expression's text cannot be nested in the roster's; its value is the plan-time read's query item, which
+      // refers to no token's write: a full apply creates the roster whatever becomes of them (see tokenWriteKind).
+      nameExpression: stackRead.queryField(key, StackReadQueryField.NAME),
       previousNames,
       envPrefix,
       lookupErrors: stackRead.lookupErrors,

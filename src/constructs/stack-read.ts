@@ -1,5 +1,5 @@
 import { DataExternal } from "@cdktf/provider-external/lib/data-external";
-import { Aspects, Lazy, TerraformLocal, TerraformOutput, type TerraformResource, TerraformStack, Token } from "cdktf";
+import { Aspects, Lazy, TerraformLocal, TerraformOutput, TerraformResource, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
 import {
@@ -22,6 +22,7 @@ import {
   StackReadResultField,
   type StackReadToken,
   TOKEN_VALUE_TICKET,
+  TOKEN_WRITE_ID_PREFIX,
   TokenValueField,
 } from "../protocol";
 import { claimTokenNames } from "./app-name-claims";
@@ -29,6 +30,7 @@ import { ephemeralLocalCommand } from "./ephemeral-command";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
+import { TokenRoster } from "./token-roster";
 import { isKnown } from "./validation";
 
 /** The read's construct id: the prefix of its Terraform names (data sources, locals). */
@@ -96,6 +98,8 @@ export class StackRead extends Construct {
    * group with a write.
    */
   private readonly groups: AfterWriteGroup[] = [];
+  /** The tokens' sync resources (see nameClashes). */
+  private readonly writes = new Set<TerraformResource>();
   /** Token key → its group. */
   private readonly groupOf = new Map<string, AfterWriteGroup>();
   /** Token key → its slot in the query and the results: `t0`, `t1`, ... (see stackReadKey). */
@@ -195,6 +199,7 @@ export class StackRead extends Construct {
 
   /** A token's sync resource: the read after the writes of its group waits for it. */
   addWrite(key: string, sync: TerraformResource): void {
+    this.writes.add(sync);
     this.group(key).writes.push(`${sync.terraformResourceType}.${sync.friendlyUniqueId}`);
   }
 
@@ -221,6 +226,11 @@ export class StackRead extends Construct {
       group.listed.slots.push(slot);
     }
     return `local.${group.attributes.friendlyUniqueId}["${slot}"]["${stackReadKey(slot, field)}"]`;
+  }
+
+  /** The Terraform expression (text) of one field of a token in the plan-time read's query. */
+  queryField(key: string, field: string): string {
+    return `data.external.${this.data.friendlyUniqueId}.query["${stackReadKey(this.slot(key), field)}"]`;
   }
 
   /** The Terraform expression (text) of one field of a token in the plan-time read's result. */
@@ -326,18 +336,36 @@ export class StackRead extends Construct {
         `t = merge([for l in local.${all.friendlyUniqueId} : l.t]...), v = ${LEDGER_VERSION}})}`,
     });
     output.overrideLogicalId(LEDGER_OUTPUT);
-    // cdktf writes outputs by their logical id: another of this name would replace the ledger, or vanish under it.
-    this.node.addValidation({
-      validate: () =>
-        TerraformStack.of(this)
-          .node.findAll()
-          .filter((c) => c !== output && c instanceof TerraformOutput && c.friendlyUniqueId === LEDGER_OUTPUT)
-          .map(
-            (c) =>
-              `cdktf-gpucloud: the output "${LEDGER_OUTPUT}" at ${c.node.path} has the name of the ledger this library keeps ` +
-              `in the state (what the last apply managed, read by every plan); give that output another id`,
-          ),
-    });
+    this.node.addValidation({ validate: () => this.nameClashes(output) });
+  }
+
+  /**
+   * The names the next plan reads the state by are the library's alone: cdktf writes elements by
+   * their logical id, so an output of the ledger's name would replace the ledger or vanish under it,
+   * and a resource of the prefix of the token writes would read as one (see tokenWriteKind).
+   */
+  private nameClashes(ledger: TerraformOutput): string[] {
+    const clashes: string[] = [];
+    for (const c of TerraformStack.of(this).node.findAll()) {
+      if (c instanceof TerraformOutput && c !== ledger && c.friendlyUniqueId === LEDGER_OUTPUT) {
+        clashes.push(
+          `cdktf-gpucloud: the output "${LEDGER_OUTPUT}" at ${c.node.path} has the name of the ledger this library keeps in ` +
+            `the state (what the last apply managed, read by every plan); give that output another id`,
+        );
+      } else if (
+        c instanceof TerraformResource &&
+        ["null_resource", "terraform_data"].includes(c.terraformResourceType) &&
+        c.friendlyUniqueId.startsWith(TOKEN_WRITE_ID_PREFIX) &&
+        !this.writes.has(c) &&
+        !(c.node.scope instanceof TokenRoster)
+      ) {
+        clashes.push(
+          `cdktf-gpucloud: the ${c.terraformResourceType} "${c.friendlyUniqueId}" at ${c.node.path} starts with "${TOKEN_WRITE_ID_PREFIX}", ` +
+            `which this library keeps for its token writes (every plan looks for them in the state); give it another id`,
+        );
+      }
+    }
+    return clashes;
   }
 
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
@@ -386,7 +414,7 @@ export class StackRead extends Construct {
       // HCL (`"https://var.host"` for `https://${var.host}`), a literal URL nobody configured.
       const baseUrl = isKnown(where.baseUrl)
         ? JSON.stringify(terraformLiteral(where.baseUrl))
-        : `data.external.${this.data.friendlyUniqueId}.query["${stackReadKey(this.slot(key), StackReadQueryField.BASE_URL)}"]`;
+        : this.queryField(key, StackReadQueryField.BASE_URL);
       this.valueQuery.push(`"${stackReadKey(key, TokenValueField.BASE_URL)}" = ${baseUrl}`);
     }
     if (where.envPrefix !== undefined) {

@@ -92,6 +92,27 @@ describe("the ledger output", () => {
     );
   });
 
+  test("a resource of the token writes' prefix fails at synth; the library's own pass", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    new ApiToken(stack, "t", { name: "t" });
+    new Resource(stack, "gpucloud_setup", {});
+    expect(() => Testing.synth(stack, true)).toThrow(
+      /the null_resource "gpucloud_setup" at s\/gpucloud_setup starts with "gpucloud_", which this library keeps for its token writes/,
+    );
+    const ours = new TerraformStack(Testing.app(), "s");
+    new ApiToken(ours, "t", { name: "t" });
+    expect(() => Testing.synth(ours, true)).not.toThrow();
+  });
+
+  test("a computed name reaches the roster through the plan-time read's query, not the token's write", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    new ApiToken(stack, "t", { name: new TerraformVariable(stack, "n", { type: "string" }).stringValue });
+    const json = JSON.parse(Testing.synth(stack));
+    const input = json.resource.terraform_data.gpucloud_token_roster.input as string;
+    expect(input).toMatch(/data\.external\.gpucloud-stack-read_\w+\.query\["t0\.name"\]/);
+    expect(input).not.toContain("null_resource");
+  });
+
   test("without a clash, the ledger is the one output of its name, with its format version", () => {
     const stack = new TerraformStack(Testing.app(), "s");
     new ApiToken(stack, "t", { name: "t" });

@@ -4,7 +4,7 @@
  * it, what it says when it cannot, the account checks and the removal warning. Real Terraform runs
  * these in test/terraform/accounts-fresh-runners.test.ts; here stand-in binaries pin each case.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -82,26 +82,28 @@ describe("reading the last apply from the state", () => {
       ledger: undefined,
     });
     const otherResources = standInTerraform(
-      `case "$1" in output) echo 'Error: Output not found' >&2; exit 1;; state) printf 'null_resource.mine\ndata.external.gpucloud-stack-read_read_1\n';; esac`,
+      `case "$1" in output) echo 'Error: Output "gpucloud_token_ledger" not found' >&2; exit 1;; state) printf 'null_resource.mine\ndata.external.gpucloud-stack-read_read_1\n';; esac`,
     );
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: otherResources }, cwd, "default", 10_000)).toEqual({ known: true, ledger: undefined });
   });
 
   test("a state that holds the library's writes but no ledger (a first apply with -target): not known, saying so", async () => {
     const targeted = standInTerraform(
-      `case "$1" in output) echo 'Error: Output not found' >&2; exit 1;; state) printf 'data.external.x\nnull_resource.gpucloud_ci_sync_0A1B\n';; esac`,
+      `case "$1" in output) echo 'Error: Output "gpucloud_token_ledger" not found' >&2; exit 1;; state) printf 'data.external.x\nnull_resource.gpucloud_ci_sync_0A1B\n';; esac`,
     );
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: targeted }, cwd, "default", 10_000)).toEqual({
       known: false,
       reason:
-        "the state holds this library's writes (null_resource.gpucloud_ci_sync_0A1B) but no gpucloud_token_ledger output: an apply " +
-        "with -target writes no output that refers to what it left out",
+        "the state holds this library's token writes (null_resource.gpucloud_ci_sync_0A1B) but no gpucloud_token_ledger output: a " +
+        "first apply with -target (Terraform writes no output that refers to what it left out), or a destroy that did not finish " +
+        "(it removes the outputs first)",
+      fix: "Finish it with a full apply (no -target) or the destroy again, with these credentials checked as below",
     });
   });
 
   test("a full apply that ended before the ledger (the roster in the state, no ledger): known, saying so, for the next apply to finish", async () => {
     const unfinished = standInTerraform(
-      `case "$1" in output) echo 'Error: Output not found' >&2; exit 1;; ` +
+      `case "$1" in output) echo 'Error: Output "gpucloud_token_ledger" not found' >&2; exit 1;; ` +
         `state) printf 'terraform_data.gpucloud_token_roster[0]\nnull_resource.gpucloud_ci_sync_0A1B\n';; esac`,
     );
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: unfinished }, cwd, "default", 10_000)).toEqual({
@@ -109,6 +111,47 @@ describe("reading the last apply from the state", () => {
       ledger: undefined,
       unfinished: expect.stringContaining("an apply of this stack ended before it wrote gpucloud_token_ledger"),
     });
+  });
+
+  test("any other failure of the output is not 'no ledger', whatever state list says; nor is a state list that fails", async () => {
+    const transient = standInTerraform(
+      `case "$1" in output) echo 'Error: error loading state: 503 Service Unavailable' >&2; exit 1;; ` +
+        `state) printf 'terraform_data.gpucloud_token_roster[0]\n';; esac`,
+    );
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: transient }, cwd, "default", 10_000)).toMatchObject({
+      known: false,
+      reason: expect.stringContaining("failed: Error: error loading state: 503 Service Unavailable"),
+    });
+    const listFails = standInTerraform(
+      `case "$1" in output) echo 'Error: Output "gpucloud_token_ledger" not found' >&2; exit 1;; ` +
+        `state) echo 'Error: Failed to load state: connection reset' >&2; exit 1;; esac`,
+    );
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: listFails }, cwd, "default", 10_000)).toMatchObject({
+      known: false,
+      reason: `\`${listFails} state list\` failed: Error: Failed to load state: connection reset`,
+    });
+  });
+
+  test("the accounts' secret variables and the plan's TF_CLI_ARGS_state are not passed; a read aborted before it starts runs nothing", async () => {
+    const log = path.join(cwd, "secrets.txt");
+    const bin = standInTerraform(
+      `echo "\${GPUCLOUD_PASSWORD-unset}|\${GPUCLOUD_PROD_API_TOKEN-unset}|\${TF_CLI_ARGS_state-unset}|\${PG_CONN_STR-unset}" >> '${log}'\n${NO_STATE_SCRIPT}`,
+    );
+    const env = {
+      GPUCLOUD_TERRAFORM: bin,
+      GPUCLOUD_PASSWORD: "pw-1",
+      GPUCLOUD_PROD_API_TOKEN: "tok-2",
+      TF_CLI_ARGS_state: "-x",
+      PG_CONN_STR: "pg",
+    };
+    await readLastApply(env, cwd, "default", 10_000, undefined, ["GPUCLOUD_PASSWORD", "GPUCLOUD_PROD_API_TOKEN"]);
+    expect(readFileSync(log, "utf8").trim().split("\n")).toEqual(["unset|unset|unset|pg", "unset|unset|unset|pg"]);
+    const aborted = new AbortController();
+    aborted.abort();
+    const started = path.join(cwd, "started.txt");
+    const never = standInTerraform(`touch '${started}'`);
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: never }, cwd, "default", 10_000, aborted.signal)).toMatchObject({ known: false });
+    expect(existsSync(started)).toBe(false);
   });
 
   test("cdktf's TERRAFORM_BINARY_NAME names it when GPUCLOUD_TERRAFORM does not", async () => {
@@ -121,21 +164,32 @@ describe("reading the last apply from the state", () => {
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: failing }, cwd, "default", 10_000)).toEqual({
       known: false,
       reason: `\`${failing} output -json gpucloud_token_ledger\` failed: Error: failed to connect to postgres://db.example/tf`,
+      fix: expect.stringContaining(`Make the state readable by \`${failing} output\` in this folder and workspace`),
     });
+    // A password with "@" or "/" in the URL: nothing of the user information is left.
+    const atSign = standInTerraform(`echo 'Error: failed to connect to postgres://ci:p@ss/w@db.example/tf?sslmode=x' >&2; exit 1`);
+    const read = await readLastApply({ GPUCLOUD_TERRAFORM: atSign }, cwd, "default", 10_000);
+    expect(read).toMatchObject({
+      known: false,
+      reason: expect.stringContaining("failed: Error: failed to connect to postgres://db.example/tf"),
+    });
+    expect(JSON.stringify(read)).not.toMatch(/p@ss|ss\/w|sslmode/);
     expect(await readLastApply({ GPUCLOUD_TERRAFORM: "/nonexistent/tf" }, cwd, "default", 10_000)).toEqual({
       known: false,
       reason: 'GPUCLOUD_TERRAFORM names "/nonexistent/tf", which cannot be found',
+      fix: "Set GPUCLOUD_TERRAFORM to the terraform or tofu that runs this plan",
     });
     expect(await readLastApply({ PATH: "/nonexistent" }, cwd, "default", 10_000)).toEqual({
       known: false,
-      reason: "no terraform or tofu on PATH (set GPUCLOUD_TERRAFORM to the binary that runs the plan)",
+      reason: "no terraform or tofu on PATH",
+      fix: "Set GPUCLOUD_TERRAFORM to the terraform or tofu that runs this plan (on Atlantis, its versioned binary)",
     });
     const foreign = standInTerraform(`echo '{"not":"ours"}'`);
     expect((await readLastApply({ GPUCLOUD_TERRAFORM: foreign }, cwd, "default", 10_000)).known).toBe(false);
     // Terraform takes SIGTERM as a request to finish what it waits for: a binary that ignores it is still stopped in time.
     const slow = standInTerraform("trap '' TERM; sleep 5");
     const started = Date.now();
-    expect(await readLastApply({ GPUCLOUD_TERRAFORM: slow }, cwd, "default", 300)).toEqual({
+    expect(await readLastApply({ GPUCLOUD_TERRAFORM: slow }, cwd, "default", 300)).toMatchObject({
       known: false,
       reason: `\`${slow} output -json gpucloud_token_ledger\` failed: no answer within 1 s`,
     });
@@ -311,8 +365,9 @@ describe("the plan-time read and the state's ledger", () => {
     const label = `user ${USER.username} at ${here().api}`;
     await expect(plan({ "t0.name": "a", "t1.name": "b" }, failing)).rejects.toThrow(
       new RegExp(
-        "could not be read from its state \\(`.*` failed: Error: no backend\\), so this plan cannot tell .*Nothing was planned\\. Set GPUCLOUD_TERRAFORM .*" +
-          `allowedIdentities: \\["${label}"\\].*GPUCLOUD_UNCHECKED_ACCOUNT="${label}"`,
+        "could not be read from its state \\(`.*` failed: Error: no backend\\), so this plan cannot tell .*Nothing was planned\\. " +
+          "Make the state readable by .*or set GPUCLOUD_TERRAFORM .*Only if these are the credentials of the account this stack manages: " +
+          `pin it with GpuCloudAccount's allowedIdentities: \\["${label}"\\].*GPUCLOUD_UNCHECKED_ACCOUNT="${label}"`,
       ),
     );
     const pinned = await plan({ "t0.name": "a", "t0.pin": JSON.stringify([label]) }, failing);
@@ -323,6 +378,12 @@ describe("the plan-time read and the state's ledger", () => {
     await expect(
       plan({ "t0.name": "a" }, failing, undefined, { GPUCLOUD_UNCHECKED_ACCOUNT: "user other at https://x.example" }),
     ).rejects.toThrow(/Nothing was planned/);
+  });
+
+  test("UNCHECKED_ACCOUNT left set where the state is read: a warning to remove it", async () => {
+    const label = `user ${USER.username} at ${here().api}`;
+    const { result } = await plan({ "t0.name": "a" }, standInTerraform(NO_STATE_SCRIPT), undefined, { GPUCLOUD_UNCHECKED_ACCOUNT: label });
+    expect(result.warnings).toContain("GPUCLOUD_UNCHECKED_ACCOUNT is set, but this plan read what the last apply managed");
   });
 
   test("a construct moved in the code is matched by its name: another account's credentials still fail the plan", async () => {

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSyn
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { TerraformOutput, type TerraformStack } from "cdktf";
+import { TerraformOutput, type TerraformStack, TerraformVariable } from "cdktf";
 
 import { ApiToken } from "../../src";
 import type { RunningEmulator } from "../../src/emulator";
@@ -66,11 +66,13 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
     new TerraformOutput(stack, "other_secret", { value: OTHER_SECRET, sensitive: true });
   };
   const named = (api: RunningEmulator, name: string) => api.tokens().filter((t) => t.name === name);
-  const expectRefusedNamingTheWaysOn = (stderr: string, reason: string, vars: { api: RunningEmulator; user: TestAccount }) => {
+  const expectRefusedNamingTheWaysOn = (stderr: string, reason: string, fix: string, vars: { api: RunningEmulator; user: TestAccount }) => {
     const said = oneLine(stderr);
     expect(said).toContain(`could not be read from its state (${reason}`);
-    expect(said).toContain("Nothing was planned. Set GPUCLOUD_TERRAFORM to the terraform or tofu that runs this plan");
-    expect(said).toContain(`allowedIdentities: ["${label(vars)}"]`);
+    expect(said).toContain(`Nothing was planned. ${fix}`);
+    expect(said).toContain(
+      `Only if these are the credentials of the account this stack manages: pin it with GpuCloudAccount's allowedIdentities: ["${label(vars)}"]`,
+    );
     expect(said).toContain(`GPUCLOUD_UNCHECKED_ACCOUNT="${label(vars)}"`);
   };
 
@@ -94,7 +96,12 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
       const offPath = await job(db, token, staging(), { PATH: atlantisPath() });
       const plan = await offPath.plan();
       expect(plan.exitCode).toBe(1);
-      expectRefusedNamingTheWaysOn(plan.stderr, "no terraform or tofu on PATH", staging());
+      expectRefusedNamingTheWaysOn(
+        plan.stderr,
+        "no terraform or tofu on PATH",
+        "Set GPUCLOUD_TERRAFORM to the terraform or tofu that runs this plan (on Atlantis, its versioned binary)",
+        staging(),
+      );
       const apply = await offPath.apply();
       expect(apply.exitCode).toBe(1);
       expect(fx.emulator.tokens()).toHaveLength(before);
@@ -147,7 +154,12 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
     const hanging = await job(db, token, staging(), { GPUCLOUD_TERRAFORM: wrapper, GPUCLOUD_TIMEOUT_SECONDS: "8" });
     const plan = await hanging.plan();
     expect(plan.exitCode).toBe(1);
-    expectRefusedNamingTheWaysOn(plan.stderr, `\`${wrapper} output -json gpucloud_token_ledger\` failed: no answer within 4 s`, staging());
+    expectRefusedNamingTheWaysOn(
+      plan.stderr,
+      `\`${wrapper} output -json gpucloud_token_ledger\` failed: no answer within 4 s`,
+      `Make the state readable by \`${wrapper} output\` in this folder and workspace`,
+      staging(),
+    );
     const stat = (() => {
       try {
         return readFileSync(`/proc/${readFileSync(pidFile, "utf8").trim()}/stat`, "utf8");
@@ -173,7 +185,8 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
     expect(other.exitCode).toBe(1);
     expectRefusedNamingTheWaysOn(
       other.stderr,
-      `the state holds this library's writes (null_resource.${sync}) but no gpucloud_token_ledger output`,
+      `the state holds this library's token writes (null_resource.${sync}) but no gpucloud_token_ledger output: a first apply with -target`,
+      "Finish it with a full apply (no -target) or the destroy again",
       staging(),
     );
     expect(named(fx.emulator, "fc-ci")).toHaveLength(stagingBefore);
@@ -191,6 +204,29 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
     expect(refused.exitCode).toBe(1);
     expect(oneLine(refused.stderr)).toContain(`managed its API tokens as ${label(prod())}`);
     await expectSteadyPlan(await job(db, token, prod()));
+  });
+
+  test("a first apply of a computed name that fails at the API: the retry with the same credentials is warned, not refused, and converges", async () => {
+    const db = await pg.createDatabase("failedfirst");
+    const computed = (stack: TerraformStack) => {
+      const name = new TerraformVariable(stack, "name", { type: "string", default: "fc-computed" });
+      const t = new ApiToken(stack, "fc", { name: name.stringValue });
+      new TerraformOutput(stack, "fc_id", { value: t.tokenId });
+    };
+    const first = await job(db, computed, staging(), { GPUCLOUD_TIMEOUT_SECONDS: "6" });
+    const plan = await first.plan({ check: true });
+    fx.emulator.setFaults({ serverErrorRate: 1, paths: ["/api-tokens"] });
+    try {
+      expect((await first.apply({ planFile: plan.planFile })).exitCode).toBe(1);
+    } finally {
+      fx.emulator.setFaults({});
+    }
+    const retry = await job(db, computed, staging());
+    const again = await retry.plan({ check: true });
+    expect(oneLine(again.stdout)).toContain("an apply of this stack ended before it wrote gpucloud_token_ledger");
+    await retry.apply({ check: true, planFile: again.planFile });
+    expect(named(fx.emulator, "fc-computed")).toHaveLength(1);
+    await expectSteadyPlan(await job(db, computed, staging()));
   });
 
   test("a new stack's first plan passes: no state is no ledger to miss", async () => {

@@ -1,6 +1,5 @@
 import {
   accountEnv,
-  CredentialEnv,
   foldTokenName,
   type LedgerAccount,
   type LedgerToken,
@@ -51,7 +50,7 @@ function listsIt(listed: readonly TokenView[], last: LastManaged & { account: Le
   return listed.some((t) => t.id === last.id && (last.account.api === current.api || foldTokenName(t.name) === foldTokenName(last.name)));
 }
 
-/** What the plan says about the account its credentials reach: a refusal, or the warning of a move (or an unchecked plan) on purpose. */
+/** What the plan says about the account its credentials reach: a refusal, or the warning of a move on purpose. */
 export interface AccountSwitch {
   readonly refusal?: string;
   readonly moving?: string;
@@ -147,19 +146,19 @@ export function notThePlansAccount(ticket: RunTicket | undefined, current: Ledge
 /**
  * Where what the last apply managed could not be read and nothing pins the account, this plan
  * cannot tell whether the credentials reach the account the stack's tokens are on: it refuses,
- * naming the three ways on, unless <prefix>UNCHECKED_ACCOUNT names this account (then it warns).
+ * naming the ways on (`fix` first), unless <prefix>UNCHECKED_ACCOUNT names this account (then it warns).
  */
 export function unknownLastApply(
-  reason: string,
+  unknown: { readonly reason: string; readonly fix: string },
   current: LedgerAccount,
   opts: { readonly env: NodeJS.ProcessEnv; readonly workspace: string },
-): AccountSwitch {
+): { readonly refusal: string } | { readonly warning: string } {
   const names = accountEnv(current.prefix);
   const label = accountLabel(current);
-  const what = `what the last apply of this stack (workspace "${opts.workspace}") managed could not be read from its state (${reason})`;
+  const what = `what the last apply of this stack (workspace "${opts.workspace}") managed could not be read from its state (${unknown.reason})`;
   if ((opts.env[names.UNCHECKED_ACCOUNT] ?? "").trim() === label) {
     return {
-      moving:
+      warning:
         `${what}; ${names.UNCHECKED_ACCOUNT} lets this plan use the credentials of account ${current.prefix}* (${label}) ` +
         `without checking that they reach the account the last apply used. Remove it once the state can be read.`,
     };
@@ -167,8 +166,15 @@ export function unknownLastApply(
   return {
     refusal:
       `${what}, so this plan cannot tell whether the credentials of account ${current.prefix}* (${label}) reach the account ` +
-      `the last apply used. Nothing was planned. Set ${CredentialEnv.TERRAFORM} to the terraform or tofu that runs this plan ` +
-      `(on Atlantis, its versioned binary), or pin the account with GpuCloudAccount's allowedIdentities: ["${label}"] ` +
-      `(docs/accounts.md), or, to plan with these credentials unchecked on purpose, set ${names.UNCHECKED_ACCOUNT}="${label}".`,
+      `the last apply used. Nothing was planned. ${unknown.fix}. Only if these are the credentials of the account this ` +
+      `stack manages: pin it with GpuCloudAccount's allowedIdentities: ["${label}"] (docs/accounts.md), or, to plan with ` +
+      `them unchecked on purpose, set ${names.UNCHECKED_ACCOUNT}="${label}".`,
   };
+}
+
+/** The warning when <prefix>UNCHECKED_ACCOUNT is set while this plan could read the state: it does nothing, and should go. */
+export function uncheckedNotNeeded(current: LedgerAccount, env: NodeJS.ProcessEnv): string | undefined {
+  const name = accountEnv(current.prefix).UNCHECKED_ACCOUNT;
+  if ((env[name] ?? "").trim() === "") return undefined;
+  return `${name} is set, but this plan read what the last apply managed and checked the account: remove ${name}.`;
 }

@@ -1,5 +1,6 @@
 import type { ApiClient } from "../../client/client";
 import {
+  accountEnv,
   decodeRunTicket,
   DEFAULT_ENV_PREFIX,
   encodeLedger,
@@ -26,7 +27,7 @@ import { type AppliedRecord, readAppliedRecords } from "../records/applied-recor
 import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
 import { startRun } from "../run/run-start";
 import { tokensSinceRunWalk } from "../run/run-walk";
-import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, unknownLastApply } from "./account-checks";
+import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, uncheckedNotNeeded, unknownLastApply } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type LastManaged, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
@@ -62,7 +63,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   const stateReadMs = Math.min(60_000, runBudgetMsOrDefault(ctx.env) / 2);
   const stopStateRead = new AbortController();
   const lastApplyRead = hasTokens
-    ? readLastApply(ctx.env, ctx.cwd, workspace, stateReadMs, stopStateRead.signal).then((read) => (lastApply = read))
+    ? readLastApply(ctx.env, ctx.cwd, workspace, stateReadMs, stopStateRead.signal, secretsOf(stack)).then((read) => (lastApply = read))
     : Promise.resolve(lastApply);
   const configured = new Set(stack.tokens.map((m) => m.path));
   const ledgerEntry = (m: ManagedToken) =>
@@ -85,9 +86,12 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
         const opts = { env: ctx.env, workspace: workspace ?? "default" };
         // Where the state cannot be read, only a pin checks the account; else this plan goes on only on purpose.
         if (!lastApply.known && tokens.every((m) => m.allowedIdentities === undefined)) {
-          const unchecked = unknownLastApply(lastApply.reason, current, opts);
-          if (unchecked.refusal !== undefined) throw new ReadError(new Error(unchecked.refusal), tokens);
-          report.warnInPlan(unchecked.moving!);
+          const unchecked = unknownLastApply(lastApply, current, opts);
+          if ("refusal" in unchecked) throw new ReadError(new Error(unchecked.refusal), tokens);
+          report.warnInPlan(unchecked.warning);
+        } else if (lastApply.known) {
+          const notNeeded = uncheckedNotNeeded(current, ctx.env);
+          if (notNeeded !== undefined) report.warnInPlan(notNeeded);
         }
         const lastOf = tokens.map((m) => ({ m, last: lastManaged(m, ledgerEntry(m), records.applied) }));
         const { refusal, moving } = accountSwitch(lastOf, listed, current, opts);
@@ -121,6 +125,15 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
     report.result[STACK_READ_LEDGER] = encodeLedger(ledger);
   }
   return report.finish(stack);
+}
+
+/** The names of the stack's accounts' secret variables: terraform's backend needs none of them. */
+function secretsOf(stack: StackQuery): string[] {
+  const prefixes = new Set([...stack.tokens, ...stack.lookups].map((e) => e.envPrefix ?? DEFAULT_ENV_PREFIX));
+  return [...prefixes].flatMap((prefix) => {
+    const names = accountEnv(prefix);
+    return [names.PASSWORD, names.PASSWORD_MD5, names.API_TOKEN];
+  });
 }
 
 /** An account as the ledger records it, from the read's environment. */
