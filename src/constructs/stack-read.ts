@@ -98,6 +98,8 @@ export class StackRead extends Construct {
    * group with a write.
    */
   private readonly groups: AfterWriteGroup[] = [];
+  /** Each group's read after the writes, for the ledger output's depends_on (see addLedgerOutput). */
+  private readonly afterWriteReads: DataExternal[] = [];
   /** The tokens' sync resources (see nameClashes). */
   private readonly writes = new Set<TerraformResource>();
   /** Token key → its group. */
@@ -294,6 +296,7 @@ export class StackRead extends Construct {
       });
       // Filled as tokens are added; cdktf reads it when it synthesizes.
       data.dependsOn = writes;
+      this.afterWriteReads.push(data);
       // In sync, or updated in place (the plan-time read found the token: a description change, a
       // rename with previousNames, an adopted token's change): the plan-time read's result, known at
       // plan time, since an update keeps the token's id and value (the create half refuses to end
@@ -336,6 +339,13 @@ export class StackRead extends Construct {
         `t = merge([for l in local.${all.friendlyUniqueId} : l.t]...), v = ${LEDGER_VERSION}})}`,
     });
     output.overrideLogicalId(LEDGER_OUTPUT);
+    // Written only once every token's write succeeded: an apply that failed or was stopped keeps the ledger
+    // of the last one that finished, which the next plan renames from (a read with no instance would let
+    // Terraform write the plan's ledger, adoptions the failed apply never made among it). Filled as groups come.
+    output.addOverride(
+      "depends_on",
+      Lazy.listValue({ produce: () => this.afterWriteReads.map((read) => `data.external.${read.friendlyUniqueId}`) }),
+    );
     this.node.addValidation({ validate: () => this.nameClashes(output) });
   }
 

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { TerraformOutput, type TerraformStack } from "cdktf";
+import { TerraformOutput, TerraformResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, GpuCloudAccount } from "../../src";
 import type { RunningEmulator } from "../../src/emulator";
@@ -160,6 +160,27 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
     const next = await job(db, (stack) => new ApiToken(stack, "fr-keep", { name: "fr-keep" }), staging());
     await expectSteadyPlan(next);
     expect(named(fx.emulator, "fr-new")).toEqual([expect.objectContaining({ id: renamed.id })]);
+  });
+
+  test("a rename without previousNames under a create_before_destroy consumer, across fresh jobs: the same token, from the ledger", async () => {
+    const db = await pg.createDatabase("ledgerrename");
+    const withConsumer = (name: string) => (stack: TerraformStack) => {
+      const token = new ApiToken(stack, "fr-cbd", { name });
+      const consumer = new TerraformResource(stack, "consumer", {
+        terraformResourceType: "null_resource",
+        terraformGeneratorMetadata: { providerName: "null" },
+        lifecycle: { createBeforeDestroy: true },
+      });
+      consumer.addOverride("triggers", { token_id: token.tokenId });
+    };
+    await (await job(db, withConsumer("fr-cbd-old"), staging())).apply({ check: true });
+    const [old] = named(fx.emulator, "fr-cbd-old");
+    const renaming = await job(db, withConsumer("fr-cbd-new"), staging());
+    const applied = oneLine((await renaming.apply({ check: true })).stdout);
+    expect(applied).toContain(`renaming "fr-cbd-old" (id ${old.id}), the token the last apply managed for this ApiToken`);
+    expect(named(fx.emulator, "fr-cbd-new")).toEqual([expect.objectContaining({ id: old.id, token: old.token })]);
+    expect(named(fx.emulator, "fr-cbd-old")).toEqual([]);
+    await expectSteadyPlan(await job(db, withConsumer("fr-cbd-new"), staging()));
   });
 
   test("two workspaces on two accounts, one database: each its own token; staging's variables in prod's workspace fail the plan", async () => {

@@ -101,6 +101,8 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       expect(stopped.exitCode).not.toBe(0);
       expect(p.handoffs()).toHaveLength(1);
 
+      // Terraform writes the interrupted apply's planned ledger (the new name with the old id), so the retry cannot
+      // tell this from a token renamed in the console since: it creates the new name and says so (docs/token-lifecycle.md).
       const retried = oneLine((await tf.apply({ check: true })).stdout);
       const [created] = named(newName);
       expect(created.id).not.toBe(old.id);

@@ -1,4 +1,4 @@
-import { stackReadKey, StackReadResultField } from "../../protocol";
+import { foldTokenName, stackReadKey, StackReadResultField } from "../../protocol";
 import { tokensNamed } from "../names/name-match";
 import { duplicatesWarning, pickByPreviousNames } from "../names/name-pick";
 import { NO_TOKEN_ATTRIBUTES, tokenAttributes, type TokenView } from "../names/token-list";
@@ -18,6 +18,7 @@ function resolve(
   managed: ManagedToken,
   tokens: readonly TokenView[],
   named: Named,
+  last: LastManaged | undefined,
   warn: (line: string) => void,
 ): { readonly token?: TokenView; readonly inSync: boolean; readonly reason: string } {
   const { matches, exact } = named;
@@ -30,12 +31,37 @@ function resolve(
     const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
     // Its id and value, known at plan: the rename keeps both (the create half refuses to end on another id).
     if (previous) return { token: previous, inSync: false, reason: `rename pending from "${previous.name}" (id ${previous.id})` };
+    const renamed = lastManagedUnderItsName(managed, tokens, last);
+    if (renamed) {
+      return {
+        token: renamed,
+        inSync: false,
+        reason: `rename pending from "${renamed.name}" (id ${renamed.id}), the token the last apply managed for this ApiToken`,
+      };
+    }
     return { inSync: false, reason: `no API token is named "${managed.name}"` };
   }
   if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
     return { token, inSync: false, reason: `the description of API token "${managed.name}" differs` };
   }
   return { token, inSync: true, reason: "in sync" };
+}
+
+/**
+ * The token the last apply managed for this ApiToken (its construct path, in the state's ledger)
+ * under the name it had then, when the configured name is another: a rename of that token, as a
+ * provider updates the resource its state holds, on any runner, with or without previousNames, also
+ * when an apply that renamed it was interrupted or failed (the ledger keeps what the last apply that
+ * finished its writes managed). Not a token renamed in the console since, nor one a pending record
+ * names (an unfinished apply of the same name, which the create half adopts).
+ */
+function lastManagedUnderItsName(
+  managed: ManagedToken,
+  tokens: readonly TokenView[],
+  last: LastManaged | undefined,
+): TokenView | undefined {
+  if (last === undefined || last.pending || last.id === "" || foldTokenName(last.name) === foldTokenName(managed.name)) return undefined;
+  return tokens.find((t) => t.id === last.id && foldTokenName(t.name) === foldTokenName(last.name));
 }
 
 /**
@@ -73,6 +99,7 @@ export interface Observation {
   readonly fields: Record<string, string>;
   /** The id of the token its fields are taken from; "" for none. */
   readonly id: string;
+
   /** Whether any token has its name (exactly, or after trimming and case-folding). */
   readonly named: boolean;
 }
@@ -91,7 +118,7 @@ export function observeToken(
   const named = tokensNamed(tokens, m.name, last?.id);
   // A pending record is no apply that finished: no "now resolves to another id" from it.
   for (const line of warningsFor(m, tokens, named, last?.pending ? undefined : last)) warn(line);
-  const { token, inSync, reason } = resolve(m, tokens, named, log);
+  const { token, inSync, reason } = resolve(m, tokens, named, last, log);
   const fields: Record<string, string> = {
     ...(token ? tokenAttributes(token) : NO_TOKEN_ATTRIBUTES),
     // The data source's result is stored in the state and in plan files; this token's value is
@@ -114,5 +141,5 @@ export function resolvedTokens(
   last: (m: ManagedToken) => LastManaged | undefined,
 ): TokenView[] {
   const quiet = () => undefined;
-  return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name, last(m)?.id), quiet).token ?? []);
+  return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name, last(m)?.id), last(m), quiet).token ?? []);
 }

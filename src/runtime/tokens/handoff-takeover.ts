@@ -9,7 +9,13 @@ import { accountDigestOf, accountLabel, constructLabel, type TokenScope } from "
  * and one that a create half already claimed for this very name (a rename whose write failed,
  * retried by a later run). Any other is dropped with a warning when following it would have renamed.
  */
-export function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string, ticket: RunTicket | undefined): Handoff | undefined {
+export function takeHandoff(
+  ctx: RuntimeContext,
+  scope: TokenScope,
+  name: string,
+  planned: { readonly ticket?: RunTicket; readonly id: string },
+): Handoff | undefined {
+  const ticket = planned.ticket;
   const handoff = readHandoff(ctx.cwd, scope.workspace, scope.key, ctx.out.warn);
   if (!handoff) return undefined;
   if (handoff.api !== accountDigestOf(scope, ctx.env)) {
@@ -35,7 +41,8 @@ export function takeHandoff(ctx: RuntimeContext, scope: TokenScope, name: string
     return handoff;
   }
   removeHandoff(ctx.cwd, scope.workspace, scope.key);
-  if (handoff.name !== name) {
+  // The plan showed that very token for this ApiToken (the state's ledger): it is renamed all the same (see findTarget).
+  if (handoff.name !== name && (handoff.id === undefined || handoff.id !== planned.id)) {
     const which = handoff.id ? `"${handoff.name}" (id ${handoff.id})` : `"${handoff.name}"`;
     ctx.out.warn(
       `API token ${which} was released by an earlier terraform run (${handoff.releasedAt}), not by this one, ` +

@@ -27,7 +27,7 @@ export async function applyToken(input: RuntimeContext): Promise<void> {
   // Before anything is written or claimed: the plan's checks of the account were for these credentials.
   const refused = notThePlansAccount(apply.planned.ticket, ledgerAccountOf(apply.account), true);
   if (refused !== undefined) throw new Error(refused);
-  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned.ticket);
+  const handoff = takeHandoff(apply.ctx, apply.scope, apply.name, apply.planned);
   const lastApplied = appliedOnThisAccount(apply.ctx, apply.scope, apply.api, apply.name);
   const managedId = await underNameLock(apply, async (client) => {
     const written = await withLatestTokens(apply.ctx, client, apply.account, (latest) =>
@@ -175,6 +175,9 @@ function outcomeLine(name: string, target: Target, changes: readonly string[], l
   const what = changes.length === 0 ? "no change" : changes.join(", ");
   if (foundBy === "previous name") {
     return `no API token is named "${name}"; renaming "${token.name}" (id ${token.id}), a previous name: ${what}`;
+  }
+  if (foundBy === "plan") {
+    return `no API token is named "${name}"; renaming "${token.name}" (id ${token.id}), the token the last apply managed for this ApiToken: ${what}`;
   }
   if (foundBy === "pending record") {
     return (

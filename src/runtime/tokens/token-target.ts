@@ -23,13 +23,14 @@ export interface Wanted {
 /** The token an apply ends on, and how it was found: its outcome line says so. */
 export interface Target {
   readonly token: TokenView;
-  readonly foundBy: "handoff" | "name" | "pending record" | "previous name";
+  readonly foundBy: "handoff" | "name" | "pending record" | "previous name" | "plan";
 }
 
 /**
  * The token to apply: the one handed over in this run, else one that has the name (adoption), else
  * one an unfinished apply from this folder wrote for this name, else one with a previous name (an
- * explicit rename); undefined when a new one is to be created. Fails, before any write, where
+ * explicit rename), else the one the plan showed (the last apply's for this ApiToken: a rename);
+ * undefined when a new one is to be created. Fails, before any write, where
  * choosing would be a guess or a rename would take a name another token has.
  */
 export function findTarget(
@@ -46,7 +47,10 @@ export function findTarget(
   const recorded = pendingRecordedToken(wanted, tokens, lastApplied);
   if (recorded) return { token: recorded, foundBy: "pending record" };
   const previous = pickByPreviousNames(tokens, wanted.previousNames, wanted.warn);
-  return previous ? { token: previous, foundBy: "previous name" } : undefined;
+  if (previous) return { token: previous, foundBy: "previous name" };
+  // No token has the name: the one the plan showed for this ApiToken (the last apply's, from the state's ledger) is renamed.
+  const planned = wanted.plannedId ? tokens.find((t) => t.id === wanted.plannedId) : undefined;
+  return planned ? { token: planned, foundBy: "plan" } : undefined;
 }
 
 /**
