@@ -15,9 +15,10 @@ import { TerraformOutput, type TerraformStack, TerraformVariable } from "cdktf";
 import { ApiToken } from "../../src";
 import type { RunningEmulator } from "../../src/emulator";
 import type { TestAccount } from "../support/api-credentials";
-import { describeWithTerraformAndPostgres, pgBackend, postgresFixture } from "../support/postgres";
+import { type JobVariables, pipelineJob } from "../support/pipeline-job";
+import { describeWithTerraformAndPostgres, postgresFixture } from "../support/postgres";
 import { expectSteadyPlan } from "../support/steady-plan";
-import { oneLine, terraformBinary, type TerraformRunner } from "../support/terraform";
+import { oneLine, terraformBinary } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const STAGING = { username: "fc-staging-bot", password: "fc-staging-pw-51d0" };
@@ -47,18 +48,8 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
   const prod = () => ({ api: prodApi, user: PROD as TestAccount });
   const label = (vars: { api: RunningEmulator; user: TestAccount }) => `user ${vars.user.username} at ${address(vars.api)}`;
 
-  const job = async (
-    connStr: string,
-    build: (stack: TerraformStack) => void,
-    vars: { api: RunningEmulator; user: TestAccount },
-    over: NodeJS.ProcessEnv = {},
-  ): Promise<TerraformRunner> => {
-    const folder = fx.folder({ prefix: "gpucloud-fail-closed-", backend: pgBackend(connStr) }).synth(build);
-    const env = fx.env({ TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-fail-closed-tmp-")), ...over }, vars.user, vars.api);
-    const tf = fx.runner(folder.dir, { env, timeoutMs: 120_000 });
-    await tf.init({ check: true });
-    return tf;
-  };
+  const job = (connStr: string, build: (stack: TerraformStack) => void, vars: JobVariables, over: NodeJS.ProcessEnv = {}) =>
+    pipelineJob(fx, connStr, build, vars, over);
   const token = (stack: TerraformStack) => {
     const t = new ApiToken(stack, "fc", { name: "fc-ci" });
     new TerraformOutput(stack, "fc_id", { value: t.tokenId });

@@ -6,18 +6,16 @@
  * fails the plan, whatever the API address; a move on purpose is one variable; a removed ApiToken is
  * warned in the plan; another address of the same account changes no resource. docs/accounts.md.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 
 import { TerraformOutput, TerraformResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, GpuCloudAccount } from "../../src";
 import type { RunningEmulator } from "../../src/emulator";
 import type { TestAccount } from "../support/api-credentials";
-import { describeWithTerraformAndPostgres, pgBackend, postgresFixture } from "../support/postgres";
+import { type JobVariables, pipelineJob } from "../support/pipeline-job";
+import { describeWithTerraformAndPostgres, postgresFixture } from "../support/postgres";
 import { expectSteadyPlan } from "../support/steady-plan";
-import { oneLine, type TerraformRunner } from "../support/terraform";
+import { oneLine } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const STAGING = { username: "fr-staging-bot", password: "fr-staging-pw-3a9c" };
@@ -35,19 +33,8 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
   const staging = () => ({ api: fx.emulator, user: STAGING as TestAccount });
   const prod = () => ({ api: prodApi, user: PROD as TestAccount });
 
-  /** One pipeline job: a fresh folder synthesized afresh, a temp folder of its own, the whole set of one environment's variables. */
-  const job = async (
-    connStr: string,
-    build: (stack: TerraformStack) => void,
-    vars: { api: RunningEmulator; user: TestAccount },
-    over: NodeJS.ProcessEnv = {},
-  ): Promise<TerraformRunner> => {
-    const folder = fx.folder({ prefix: "gpucloud-fresh-job-", backend: pgBackend(connStr) }).synth(build);
-    const env = fx.env({ TMPDIR: mkdtempSync(path.join(tmpdir(), "gpucloud-fresh-tmp-")), ...over }, vars.user, vars.api);
-    // An API token instead of the password: the password's variables are not set at all.
-    if (over.GPUCLOUD_API_TOKEN !== undefined) for (const name of ["GPUCLOUD_USERNAME", "GPUCLOUD_PASSWORD"]) delete env[name];
-    return fx.init(folder.dir, { env, timeoutMs: 120_000 });
-  };
+  const job = (connStr: string, build: (stack: TerraformStack) => void, vars: JobVariables, over: NodeJS.ProcessEnv = {}) =>
+    pipelineJob(fx, connStr, build, vars, over);
   const tokens =
     (...names: string[]) =>
     (stack: TerraformStack) => {
