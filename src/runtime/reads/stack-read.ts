@@ -65,9 +65,12 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   const lastApplyRead = hasTokens
     ? readLastApply(ctx.env, ctx.cwd, workspace, stateReadMs, stopStateRead.signal, secretsOf(stack)).then((read) => (lastApply = read))
     : Promise.resolve(lastApply);
-  const configured = new Set(stack.tokens.map((m) => m.path));
-  const ledgerEntry = (m: ManagedToken) =>
-    lastApply.known && lastApply.ledger ? ledgerEntryOf(m, lastApply.ledger, configured) : undefined;
+  let byName: ReadonlyMap<string, LedgerToken> | undefined;
+  const ledgerEntry = (m: ManagedToken) => {
+    if (!lastApply.known || lastApply.ledger === undefined) return undefined;
+    byName ??= unconfiguredByName(lastApply.ledger, stack.tokens);
+    return ledgerEntryOf(m, lastApply.ledger, byName);
+  };
   const listedOn = new Map<string, readonly TokenView[]>();
   const ledger = new Map<string, LedgerToken>();
   try {
@@ -141,6 +144,22 @@ function currentAccount(account: ReadAccount): LedgerAccount {
   return ledgerAccountOf(accountRefIn(account.env, account.envPrefix, account.baseUrl));
 }
 
+/** A ledger entry's key among those of paths no longer configured: its prefix and folded name. */
+function nameKey(prefix: string, name: string): string {
+  return `${prefix} ${foldTokenName(name)}`;
+}
+
+/** The ledger's entries of construct paths no longer configured, by nameKey (the first of each). */
+function unconfiguredByName(ledger: ReadonlyMap<string, LedgerToken>, tokens: readonly ManagedToken[]): Map<string, LedgerToken> {
+  const configured = new Set(tokens.map((m) => m.path));
+  const byName = new Map<string, LedgerToken>();
+  for (const [path, entry] of ledger) {
+    const key = nameKey(entry.account.prefix, entry.name);
+    if (!configured.has(path) && !byName.has(key)) byName.set(key, entry);
+  }
+  return byName;
+}
+
 /**
  * The ledger's entry for `m`: under its construct path, else (a construct moved in the code) the
  * entry of a path no longer configured whose token has `m`'s name or a previous name, on its account.
@@ -148,15 +167,14 @@ function currentAccount(account: ReadAccount): LedgerAccount {
 function ledgerEntryOf(
   m: ManagedToken,
   ledger: ReadonlyMap<string, LedgerToken>,
-  configured: ReadonlySet<string>,
+  unconfigured: ReadonlyMap<string, LedgerToken>,
 ): LedgerToken | undefined {
   const byPath = ledger.get(m.path);
   if (byPath !== undefined) return byPath;
-  const names = new Set([m.name, ...m.previousNames].map(foldTokenName));
   const prefix = m.envPrefix ?? DEFAULT_ENV_PREFIX;
-  for (const [path, entry] of ledger) {
-    if (entry.account.prefix !== prefix || !names.has(foldTokenName(entry.name))) continue;
-    if (!configured.has(path)) return entry;
+  for (const name of [m.name, ...m.previousNames]) {
+    const entry = unconfigured.get(nameKey(prefix, name));
+    if (entry !== undefined) return entry;
   }
   return undefined;
 }
