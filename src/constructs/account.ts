@@ -1,7 +1,7 @@
 import { Construct } from "constructs";
 
 import { accountEnv, DEFAULT_ENV_PREFIX, ENV_PREFIX_PATTERN, parseAllowedIdentity, RESERVED_ENV_PREFIXES } from "../protocol";
-import { checkBaseUrl, isKnown, propError } from "./validation";
+import { checkBaseUrl, httpUrl, isKnown, propError, quotedUrl } from "./validation";
 
 export interface GpuCloudAccountProps {
   /**
@@ -91,7 +91,8 @@ function checkIdentities(scope: Construct, kind: string, identities: readonly st
   }
   identities.forEach((identity, i) => {
     const parsed = typeof identity === "string" && isKnown(identity) ? parseAllowedIdentity(identity) : undefined;
-    if (parsed !== undefined && !isPlainUrl(parsed.api)) {
+    const url = parsed !== undefined ? httpUrl(parsed.api) : undefined;
+    if (parsed !== undefined && (url === undefined || url.username !== "" || url.password !== "")) {
       throw propError(scope, kind, `allowedIdentities[${i}]: the API address must be a URL without user information`);
     }
     if (parsed === undefined) {
@@ -99,20 +100,10 @@ function checkIdentities(scope: Construct, kind: string, identities: readonly st
         scope,
         kind,
         `allowedIdentities[${i}] must be an identity at an API address as plans print it, "user <name> at <url>" or ` +
-          `"API token sha256:<12 hex> at <url>", got ${JSON.stringify(typeof identity === "string" ? identity.slice(0, 80) : identity)}`,
+          `"API token sha256:<12 hex> at <url>", got ${typeof identity === "string" ? quotedUrl(identity.slice(0, 80)) : JSON.stringify(identity)}`,
       );
     }
   });
-}
-
-/** An http(s) URL without user information (a pin is written into the configuration). */
-function isPlainUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.username === "" && url.password === "";
-  } catch {
-    return false;
-  }
 }
 
 /** The account a construct uses, as its synthesized inputs need it. */

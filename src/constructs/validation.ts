@@ -27,8 +27,18 @@ export function isKnown(value: unknown): boolean {
  * A URL as quoted in a message: not at all when it holds an "@", which may follow a credential
  * (`https://user:password@host`), even when the text is too malformed to be parsed as a URL.
  */
-function quotedUrl(text: string): string {
+export function quotedUrl(text: string): string {
   return text.includes("@") ? 'a value with an "@" (not shown: it may hold a credential)' : `"${text}"`;
+}
+
+/** `text` as an http:// or https:// URL; undefined for anything else. */
+export function httpUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A non-secret http(s) URL: userinfo would put a credential into cdk.tf.json. */
@@ -43,13 +53,8 @@ export function checkBaseUrl(
   },
 ): void {
   if (!isKnown(baseUrl)) return;
-  let url: URL;
-  try {
-    url = new URL(baseUrl as string);
-  } catch {
-    throw propError(scope, kind, `baseUrl must be an http:// or https:// URL, got ${quotedUrl(baseUrl as string)}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
+  const url = httpUrl(baseUrl as string);
+  if (url === undefined) {
     throw propError(scope, kind, `baseUrl must be an http:// or https:// URL, got ${quotedUrl(baseUrl as string)}`);
   }
   if (url.username || url.password) {

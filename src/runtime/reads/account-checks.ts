@@ -22,6 +22,11 @@ function accountLabel(account: LedgerAccount): string {
   return `${account.identity} at ${account.api}`;
 }
 
+/** Whether a variable set on purpose (MOVE_TO, UNCHECKED_ACCOUNT) names this account as plans print it. */
+function namesThisAccount(env: NodeJS.ProcessEnv, variable: string, current: LedgerAccount): boolean {
+  return (env[variable] ?? "").trim() === accountLabel(current);
+}
+
 /** Whether an allowedIdentities entry names this account: its identity at its API address. */
 function pinAllows(entry: string, current: LedgerAccount): boolean {
   const pinned = parseAllowedIdentity(entry);
@@ -77,7 +82,7 @@ export function accountSwitch(
   const names = accountEnv(current.prefix);
   const was = [...new Set(moved.map(({ last }) => accountLabel(last.account)))].join(" and ");
   const tokens = moved.map(({ last }) => `"${last.name}" (id ${last.id})`).join(", ");
-  if ((opts.env[names.MOVE_TO] ?? "").trim() === accountLabel(current)) {
+  if (namesThisAccount(opts.env, names.MOVE_TO, current)) {
     return {
       moving:
         `${names.MOVE_TO} moves the stack's API tokens of account ${current.prefix}* to ${accountLabel(current)}: tokens of their ` +
@@ -156,7 +161,7 @@ export function unknownLastApply(
   const names = accountEnv(current.prefix);
   const label = accountLabel(current);
   const what = `what the last apply of this stack (workspace "${opts.workspace}") managed could not be read from its state (${unknown.reason})`;
-  if ((opts.env[names.UNCHECKED_ACCOUNT] ?? "").trim() === label) {
+  if (namesThisAccount(opts.env, names.UNCHECKED_ACCOUNT, current)) {
     return {
       warning:
         `${what}; ${names.UNCHECKED_ACCOUNT} lets this plan use the credentials of account ${current.prefix}* (${label}) ` +

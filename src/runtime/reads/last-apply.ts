@@ -122,20 +122,25 @@ function runGrouped(
     const timer = setTimeout(() => stop(`no answer within ${Math.ceil(opts.timeoutMs / 1000)} s`), opts.timeoutMs);
     const onAbort = () => stop("stopped: the read ended");
     opts.signal?.addEventListener("abort", onAbort, { once: true });
-    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+    /** Resolves once: the timer, the abort listener and the group's entry go with it. */
+    const settle = (ran: () => Ran) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       if (pid !== undefined) running.delete(pid);
-      // Whatever still holds the pipes (a child of a wrapper where the group could not be ended) is not waited for.
-      child.stdout.destroy();
-      child.stderr.destroy();
-      const stderr = Buffer.concat(err).toString("utf8");
-      if (stopped === undefined && code === 0) return resolve({ missing: false, ok: true, stdout: Buffer.concat(out).toString("utf8") });
-      const why = stopped ?? (firstError(stderr) || (signal ? `killed by ${signal}` : `exit code ${String(code)}`));
-      resolve({ missing: false, ok: false, stderr, why, stopped: stopped !== undefined });
+      resolve(ran());
     };
+    const finish = (code: number | null, signal: NodeJS.Signals | null) =>
+      settle(() => {
+        // Whatever still holds the pipes (a child of a wrapper where the group could not be ended) is not waited for.
+        child.stdout.destroy();
+        child.stderr.destroy();
+        const stderr = Buffer.concat(err).toString("utf8");
+        if (stopped === undefined && code === 0) return { missing: false, ok: true, stdout: Buffer.concat(out).toString("utf8") };
+        const why = stopped ?? (firstError(stderr) || (signal ? `killed by ${signal}` : `exit code ${String(code)}`));
+        return { missing: false, ok: false, stderr, why, stopped: stopped !== undefined };
+      });
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_OUTPUT_BYTES) return stop(`printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB`);
@@ -143,14 +148,9 @@ function runGrouped(
     };
     child.stdout.on("data", collect(out));
     child.stderr.on("data", collect(err));
-    child.on("error", (e: NodeJS.ErrnoException) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      opts.signal?.removeEventListener("abort", onAbort);
-      if (pid !== undefined) running.delete(pid);
-      resolve(e.code === "ENOENT" ? { missing: true } : { missing: false, ok: false, stderr: "", why: e.message, stopped: false });
-    });
+    child.on("error", (e: NodeJS.ErrnoException) =>
+      settle(() => (e.code === "ENOENT" ? { missing: true } : { missing: false, ok: false, stderr: "", why: e.message, stopped: false })),
+    );
     // A wrapper's children left behind end with it (they may hold its pipes open).
     child.on("exit", () => stop());
     child.on("close", finish);
