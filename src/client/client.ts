@@ -138,7 +138,7 @@ export class ApiClient {
   readonly baseUrl: string;
   private readonly creds: ResolvedCredentials;
   private readonly totalTimeoutMs: number;
-  private readonly fixedDeadline: number | undefined;
+  private fixedDeadline: number | undefined;
   private readonly settleWindowMs: number;
   private readonly settleWindowAfterServerErrorMs: number;
   private readonly retry: ResolvedRetryPolicy;
@@ -333,6 +333,14 @@ export class ApiClient {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  /**
+   * Moves the `deadline` option `ms` later: for a caller that learns how much work it has only
+   * after its first requests (the token writer, once it has read the list). No-op without one.
+   */
+  extendDeadline(ms: number): void {
+    if (this.fixedDeadline !== undefined && Number.isFinite(ms) && ms > 0) this.fixedDeadline += ms;
+  }
 
   private startDeadline(operation: string): number {
     if (this.transport.isClosed) throw new GpuCloudError({ operation, kind: "validation", detail: "the client is closed" });

@@ -1,24 +1,12 @@
-import { Resource } from "@cdktf/provider-null/lib/resource";
-import { Fn, type IResolvable, ref, TerraformStack, Token } from "cdktf";
+import { type IResolvable, type ITerraformDependable, ref, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
-import {
-  IN_SYNC,
-  PLANNED_ENV,
-  plannedTemplate,
-  RuntimeCommand,
-  StackReadQueryField,
-  StackReadResultField,
-  TOKEN_WRITE_ID_PREFIX,
-  TokenEnv,
-  TokenTrigger,
-} from "../protocol";
+import { IN_SYNC, StackReadQueryField, StackReadResultField } from "../protocol";
 import { type GpuCloudAccount, resolveAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
-import { provisionerCommand } from "./runtime-script";
-import { PLAN_TIME, StackRead } from "./stack-read";
-import { terraformLiteral } from "./terraform-literal";
+import { StackRead } from "./stack-read";
 import { TokenRoster } from "./token-roster";
+import { TokenWriter } from "./token-writer";
 import { checkBaseUrl, checkTokenName, isKnown, propError } from "./validation";
 
 /** The API's limit on a token's name (spec §8). */
@@ -28,7 +16,7 @@ export interface ApiTokenProps {
   /**
    * The token's name, 1 to 50 characters, not blank. It identifies the token: the first deploy
    * adopts a token that already has this name instead of creating a second one. Changing it
-   * renames the same token within one apply; `previousNames` makes a rename independent of that.
+   * renames the token the last apply managed for this construct (the state keeps it).
    */
   readonly name: string;
   /**
@@ -38,10 +26,9 @@ export interface ApiTokenProps {
   readonly description?: string;
   /**
    * Names this token had before, most recent first. When no token has `name`, a token with one
-   * of these names is renamed to `name`, never a new token created. Unlike the hand-off between
-   * the two halves of a replacement, this works in any run, on any machine, and under
-   * create_before_destroy. Like Terraform's `moved` blocks: keep them while old deployments may
-   * still exist.
+   * of these names is renamed to `name`, never a new token created. A rename needs them only where
+   * the state does not know the token (another stack or workspace deployed it, or the construct's
+   * path changed too). Like Terraform's `moved` blocks: keep them while old deployments may still exist.
    * @default - no previous names
    */
   readonly previousNames?: string[];
@@ -68,9 +55,6 @@ export interface ApiTokenProps {
   readonly valueInState?: boolean;
 }
 
-/** A destroy-time provisioner may only refer to `self`. */
-const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
-
 /**
  * A long-lived API token of the GPU cloud, created or adopted, renamed and updated by
  * Terraform. The API has no delete operation: destroying the stack or removing this construct
@@ -80,16 +64,17 @@ const TRIGGERS_JSON = "${jsonencode(self.triggers)}";
  * Behind it:
  * - the stack's one `data.external` read (shared by every ApiToken of the stack), run at
  *   every plan: does the API hold each configured token, and what are its attributes?
- * - `null_resource` "sync", whose creation-time provisioner writes to the API. Its triggers
- *   change when the configuration changes or the plan-time read finds drift, so Terraform replaces
- *   it and the provisioner runs again; otherwise the plan is empty and nothing is written.
- * - the `data.external` read after the writes of its group of tokens (one per 25 ApiTokens of
- *   the stack), which has an instance only while the plan-time read has no id for some token of the
- *   group (a create, a rename without previousNames). A token the plan-time read found, in sync or
- *   updated in place, takes its attributes from it, known at plan time; the others, from that read.
+ * - the stack's writer of its account (a `null_resource`, see TokenWriter), whose triggers hold this
+ *   token's name, description and drift marker under its construct path: a change replaces the
+ *   writer, whose one creation-time provisioner makes every write of the apply on the account;
+ *   otherwise the plan is empty and nothing is written.
+ * - the `data.external` read after the writes of its account, which has an instance only while the
+ *   plan-time read has no id for some token of the account (a create). A token the plan-time read
+ *   found, in sync or updated in place, takes its attributes from it, known at plan time; the
+ *   others, from that read.
  * - the stack's roster (`terraform_data`), which warns about the tokens a stack stops managing.
  */
-export class ApiToken extends Construct {
+export class ApiToken extends Construct implements ITerraformDependable {
   /** The API's limit on a token's name, in characters. */
   public static readonly NAME_MAX_LENGTH = NAME_MAX_LENGTH;
 
@@ -115,76 +100,47 @@ export class ApiToken extends Construct {
 
     this.name = props.name;
     this.valueInState = props.valueInState ?? true;
-    const manageDescription = props.description !== undefined;
     const previousNames = props.previousNames ?? [];
     const key = this.node.addr;
-    const name = terraformLiteral(props.name);
-    const description = manageDescription ? terraformLiteral(props.description as string) : undefined;
-    const baseUrl = account.baseUrl !== undefined ? terraformLiteral(account.baseUrl) : undefined;
     // Only for an account other than the default one: the default account adds nothing to the configuration.
     const envPrefix = account.envPrefixInput;
-    const constructPath = terraformLiteral(this.node.path);
-    const workspace = "${terraform.workspace}";
 
+    const writer = TokenWriter.of(this, { envPrefix, baseUrl: account.baseUrl });
     const stackRead = StackRead.of(this);
-    stackRead.register(this, {
-      key,
-      name: props.name,
-      description: props.description,
-      previousNames,
-      baseUrl: account.baseUrl,
-      envPrefix,
-      valueInState: this.valueInState,
-      allowedIdentities: account.allowedIdentities,
-    });
+    stackRead.register(
+      this,
+      {
+        key,
+        name: props.name,
+        description: props.description,
+        previousNames,
+        baseUrl: account.baseUrl,
+        envPrefix,
+        valueInState: this.valueInState,
+        allowedIdentities: account.allowedIdentities,
+      },
+      writer,
+    );
     this.where = { baseUrl: account.baseUrl, envPrefix };
     // The expressions below are written as Terraform text, not built from cdktf's Fn/Op tokens:
     // every cdktf token captures a stack trace when created, which made synthesis much slower
     // than the same elements declared by hand (docs/performance.md).
     const inSync = `${stackRead.resultField(key, StackReadResultField.IN_SYNC)} == "true"`;
-
     // Known and constant while the API matches the configuration. On drift it is unknown during
-    // plan (timestamp() is only known at apply), which forces a replacement, and it becomes
-    // "true" when applied, so the next plan finds nothing to do.
-    const apiInSync = `\${${inSync} ? "${IN_SYNC}" : (timestamp() == "never" ? "never" : "${IN_SYNC}")}`;
-
-    const sync = new Resource(this, "sync", {
-      triggers: {
-        [TokenTrigger.NAME]: name,
-        ...(description !== undefined ? { [TokenTrigger.DESCRIPTION]: description } : {}),
-        [TokenTrigger.KEY]: key,
-        ...(baseUrl !== undefined ? { [TokenTrigger.BASE_URL]: baseUrl } : {}),
-        ...(envPrefix !== undefined ? { [TokenTrigger.ENV_PREFIX]: envPrefix } : {}),
-        [TokenTrigger.WORKSPACE]: workspace,
-        [TokenTrigger.PATH]: constructPath,
-        [TokenTrigger.API_IN_SYNC]: apiInSync,
+    // plan (timestamp() is only known at apply), which replaces the writer, and it becomes "true"
+    // when applied, so the next plan finds nothing to do.
+    writer.add(
+      {
+        path: this.node.path,
+        name: props.name,
+        description: props.description,
+        idExpression: stackRead.resultField(key, StackReadResultField.ID),
+        nameExpression: stackRead.queryField(key, StackReadQueryField.NAME),
+        descriptionExpression: stackRead.queryField(key, StackReadQueryField.DESCRIPTION),
+        inSyncExpression: `\${${inSync} ? "${IN_SYNC}" : (timestamp() == "never" ? "never" : "${IN_SYNC}")}`,
       },
-      // Each provisioner gets the resource's triggers as one JSON value (see TokenEnv.TRIGGERS), the
-      // destroy side the old ones. The create side also gets what the plan showed (PLANNED_ENV); the
-      // destroy side may refer to nothing but `self`, so it gets the plan time, a call that refers to nothing.
-      provisioners: [
-        {
-          type: "local-exec",
-          command: provisionerCommand(this, RuntimeCommand.TOKEN_APPLY),
-          environment: {
-            [TokenEnv.TRIGGERS]: TRIGGERS_JSON,
-            [PLANNED_ENV]: plannedTemplate(stackRead.ticket, stackRead.resultField(key, StackReadResultField.ID)),
-            ...(previousNames.length > 0 ? { [TokenEnv.PREVIOUS_NAMES]: previousNamesJson(previousNames) } : {}),
-          },
-        },
-        {
-          type: "local-exec",
-          when: "destroy",
-          command: provisionerCommand(this, RuntimeCommand.TOKEN_RELEASE),
-          environment: { [TokenEnv.TRIGGERS]: TRIGGERS_JSON, [TokenEnv.PLAN_TIME]: PLAN_TIME },
-        },
-      ],
-    });
-
-    // A prefix the next plan recognizes in `terraform state list` (see tokenWriteKind).
-    // (The stack's id for it, not friendlyUniqueId: that keeps its first answer, the id before the override.)
-    sync.overrideLogicalId(`${TOKEN_WRITE_ID_PREFIX}${TerraformStack.of(this).getLogicalId(sync)}`);
-    stackRead.addWrite(key, sync);
+      stackRead.ticket,
+    );
 
     // Attributes of a token in sync are known at plan time; see attributeExpression.
     const stack = TerraformStack.of(this);
@@ -204,6 +160,14 @@ export class ApiToken extends Construct {
       const value = attributeExpression(field);
       return ref(wrap === "tonumber" ? `tonumber(one(compact([${value}])))` : `${wrap}(${value})`, stack);
     };
+  }
+
+  /**
+   * What `dependsOn: [token]` waits for: its account's writes in this stack and the read after them
+   * (the stack's writer of the account holds every write; there is no resource per token).
+   */
+  public get fqn(): string {
+    return StackRead.of(this).afterWriteFqn(this.node.addr);
   }
 
   /** The token's id. */
@@ -271,16 +235,6 @@ export class ApiToken extends Construct {
     }
     return value;
   }
-}
-
-/**
- * The previous names as one JSON array. Literal names are encoded here; when any of them is an
- * expression, Terraform encodes the list (jsonencode), so that a value holding `"` or `\` is one
- * name, never broken JSON or an extra name nobody wrote.
- */
-function previousNamesJson(previousNames: readonly string[]): string {
-  if (previousNames.every((previous) => isKnown(previous))) return terraformLiteral(JSON.stringify(previousNames));
-  return Token.asString(Fn.jsonencode([...previousNames]));
 }
 
 function validateProps(scope: Construct, props: ApiTokenProps): void {

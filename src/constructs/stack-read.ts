@@ -5,15 +5,12 @@ import { Construct } from "constructs";
 import {
   LEDGER_OUTPUT,
   LEDGER_VERSION,
-  LISTED_ONLY_FIELDS,
   type LookupKindName,
   RuntimeCommand,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LEDGER,
-  STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
-  STACK_READ_MAY_RUN_AT_APPLY,
-  STACK_READ_PLAN_TIME,
+  STACK_READ_NEW_SLOTS,
   STACK_READ_TICKET,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
@@ -21,7 +18,6 @@ import {
   StackReadQueryField,
   StackReadResultField,
   type StackReadToken,
-  TOKEN_VALUE_TICKET,
   TOKEN_WRITE_ID_PREFIX,
   TokenValueField,
 } from "../protocol";
@@ -31,25 +27,13 @@ import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
 import { TokenRoster } from "./token-roster";
+import { TokenWriter } from "./token-writer";
 import { isKnown } from "./validation";
 
 /** The read's construct id: the prefix of its Terraform names (data sources, locals). */
 const STACK_READ_ID = "gpucloud-stack-read";
 
-/**
- * The run's plan time (see RunTicket.planTime): a function call that refers to nothing, which a
- * destroy-time provisioner may make.
- */
-export const PLAN_TIME = "${plantimestamp()}";
-
-/**
- * Tokens per read after the writes (see joinGroup). A plan costs the same over a wide range of
- * sizes (docs/performance.md); an apply reads once per group with a write, so fewer, larger groups
- * cost less there.
- */
-const AFTER_WRITE_GROUP_SIZE = 25;
-
-/** One read after the writes, for up to AFTER_WRITE_GROUP_SIZE tokens. */
+/** The read after the writes of one account's writer. */
 interface AfterWriteGroup {
   readonly data: DataExternal;
   /** Each token's attributes (token key → result map), from the plan-time read or from this read (see attributeAddress). */
@@ -58,13 +42,6 @@ interface AfterWriteGroup {
   readonly query: Record<string, string>;
   /** The slots (see stackReadKey) of the group's tokens. */
   readonly slots: string[];
-  /**
-   * The slots whose LISTED_ONLY_FIELDS the stack refers to (see STACK_READ_LISTED_SLOTS), and
-   * whether synthesis has written them into the query (no slot can join after that).
-   */
-  readonly listed: { readonly slots: string[]; written: boolean };
-  /** The group's sync resources: the read waits for them. */
-  readonly writes: string[];
 }
 
 /**
@@ -92,15 +69,16 @@ export class StackRead extends Construct {
    */
   private readonly observed: TerraformLocal;
   /**
-   * The query of a group of tokens, read again after their writes: each group's read depends on
-   * its tokens' sync resources only, and has an instance only while the plan-time read finds one of
-   * them out of sync, so a steady plan runs one script for the whole stack, and an apply one per
-   * group with a write.
+   * Per account writer, the query of its tokens, read again after its writes: each read depends on
+   * its writer only, and has an instance only while the plan-time read has no id for one of its
+   * tokens, so a steady plan runs one script for the whole stack, and an apply one per account
+   * with a create.
    */
   private readonly groups: AfterWriteGroup[] = [];
+  private readonly groupOfWriter = new Map<TokenWriter, AfterWriteGroup>();
   /** Each group's read after the writes, for the ledger output's depends_on (see addLedgerOutput). */
   private readonly afterWriteReads: DataExternal[] = [];
-  /** The tokens' sync resources (see nameClashes). */
+  /** The writers' resources (see nameClashes). */
   private readonly writes = new Set<TerraformResource>();
   /** Token key → its group. */
   private readonly groupOf = new Map<string, AfterWriteGroup>();
@@ -126,19 +104,10 @@ export class StackRead extends Construct {
       program: externalProgram(this, RuntimeCommand.STACK_READ),
       // The lookups join the read only while the tokens' query is literal (see addLookup).
       query: Lazy.anyValue({
-        produce: () => ({ ...this.query, ...this.runFields(), ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
+        produce: () => ({ ...this.query, ...(this.queryHasComputedValues ? {} : this.lookupQuery) }),
       }) as unknown as Record<string, string>,
     });
     this.observed = new TerraformLocal(this, "observed", `\${data.external.${this.data.friendlyUniqueId}.result}`);
-  }
-
-  /**
-   * What the read puts into the run's ticket, for a stack with tokens: the plan time, and whether
-   * Terraform may read it during the apply (a query with an expression), after destroy halves of its run.
-   */
-  private runFields(): Record<string, string> {
-    if (this.slotOf.size === 0) return {};
-    return { [STACK_READ_PLAN_TIME]: PLAN_TIME, ...(this.queryHasComputedValues ? { [STACK_READ_MAY_RUN_AT_APPLY]: "true" } : {}) };
   }
 
   /**
@@ -199,10 +168,12 @@ export class StackRead extends Construct {
     });
   }
 
-  /** A token's sync resource: the read after the writes of its group waits for it. */
-  addWrite(key: string, sync: TerraformResource): void {
-    this.writes.add(sync);
-    this.group(key).writes.push(`${sync.terraformResourceType}.${sync.friendlyUniqueId}`);
+  /**
+   * What `dependsOn` of a token waits for (ITerraformDependable.fqn): the read after the writes of
+   * its account, which depends on the account's writer.
+   */
+  afterWriteFqn(key: string): string {
+    return this.group(key).data.fqn;
   }
 
   /**
@@ -211,22 +182,12 @@ export class StackRead extends Construct {
    * read after the writes. Written once per group,
    * in the group's local, rather than once per attribute: Terraform builds a new evaluation
    * context (its whole function table included) for every expression it evaluates, and resolves
-   * every reference in it, so one `for` expression per 25 tokens costs less than a conditional
+   * every reference in it, so one `for` expression per account costs less than a conditional
    * with a splat per attribute.
    */
   attributeExpression(key: string, field: string): string {
     const slot = this.slot(key);
     const group = this.group(key);
-    if (LISTED_ONLY_FIELDS.includes(field) && !group.listed.slots.includes(slot)) {
-      if (group.listed.written) {
-        // The query went out without this slot: the read after a create would give "" for the field.
-        throw new Error(
-          `cdktf-gpucloud: an ApiToken's ${field} was first referred to while the stack was being synthesized; ` +
-            "refer to it before app.synth() (in a constructor or an aspect), not inside a Lazy value",
-        );
-      }
-      group.listed.slots.push(slot);
-    }
     return `local.${group.attributes.friendlyUniqueId}["${slot}"]["${stackReadKey(slot, field)}"]`;
   }
 
@@ -253,55 +214,42 @@ export class StackRead extends Construct {
   }
 
   /**
-   * Why groups: every consumer of a token's attribute (an output, a resource) refers to its read
-   * after the writes, and Terraform records each consumer's dependencies by walking everything
-   * that read depends on (AttachDependenciesTransformer, at every plan). One read for all tokens
-   * made that walk cover every sync resource of the stack for every consumer: a plan's cost grew
-   * with the square of the number of tokens (docs/performance.md). A group bounds the walk, so the
-   * cost per token stays constant.
+   * Every consumer of a token's attribute (an output, a resource) refers to the read after the writes
+   * of its account, and Terraform records each consumer's dependencies by walking everything that read
+   * depends on (AttachDependenciesTransformer, at every plan): one writer, whatever the number of tokens.
    */
-  private joinGroup(key: string, slot: string): void {
+  private joinGroup(key: string, slot: string, writer: TokenWriter): void {
     // Whether the plan-time read found the token of slot `k` (Terraform text naming the slot): a token in sync always has its id.
     const plannedKnown = (k: string) => `${this.resultAddress}["\${${k}}.${StackReadResultField.ID}"] != ""`;
-    let group = this.groups[this.groups.length - 1];
-    if (!group || group.slots.length >= AFTER_WRITE_GROUP_SIZE) {
-      // The run's ticket lets this read take the walk and session the run's scripts share.
+    let group = this.groupOfWriter.get(writer);
+    if (!group) {
+      // The run's ticket: the accounts the plan read, and where its walks ended (this read lists what is newer).
       const query: Record<string, string> = {
         [STACK_READ_WORKSPACE]: this.query[STACK_READ_WORKSPACE],
         [STACK_READ_AFTER_WRITE]: "true",
         [STACK_READ_TICKET]: `\${${this.ticket}}`,
       };
       const slots: string[] = [];
-      const writes: string[] = [];
       // Terraform refuses a count unknown at plan ("Invalid count argument"). The plan-time read's result
       // is unknown at plan when its query holds a value only known at apply (a name taken from a
       // resource's attribute): then every group's read after the writes has its one instance.
       // Otherwise it has one only while some token of the group has no id yet (see plannedKnown).
       const whileIdUnknown = () => `\${alltrue([for k in ${JSON.stringify(slots)} : ${plannedKnown("k")}]) ? 0 : 1}`;
-      // Of the slots whose attributes come from this read (see attributes below), those whose value
-      // or last use the stack refers to: only they make the read list back to their tokens.
-      const listed = { slots: [] as string[], written: false };
-      const listedQuery = () => {
-        listed.written = true;
-        const slots = JSON.stringify(listed.slots);
-        return listed.slots.length === 0 ? "" : `\${join(",", [for k in ${slots} : k if !(${plannedKnown("k")})])}`;
-      };
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
         program: externalProgram(this, RuntimeCommand.STACK_READ),
-        query: Lazy.anyValue({ produce: () => ({ ...query, [STACK_READ_LISTED_SLOTS]: listedQuery() }) }) as unknown as Record<
-          string,
-          string
-        >,
+        query: Lazy.anyValue({
+          produce: () => ({ ...query, [STACK_READ_NEW_SLOTS]: `\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${plannedKnown("k")})])}` }),
+        }) as unknown as Record<string, string>,
         count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileIdUnknown()) })),
       });
-      // Filled as tokens are added; cdktf reads it when it synthesizes.
-      data.dependsOn = writes;
+      data.dependsOn = [writer.address];
+      this.writes.add(writer.resource);
       this.afterWriteReads.push(data);
       // In sync, or updated in place (the plan-time read found the token: a description change, a
       // rename with previousNames, an adopted token's change): the plan-time read's result, known at
-      // plan time, since an update keeps the token's id and value (the create half refuses to end
-      // on another id, see PLANNED_ENV). Created, or renamed through a hand-off: this group's
-      // read after the writes; one() of the splat is null while that read has no instance. The
+      // plan time, since an update keeps the token's id and value (the writer refuses to end on
+      // another id, see WriteDecision). Created or adopted at apply: this account's read after the
+      // writes; one() of the splat is null while that read has no instance. The
       // reference to that read stays either way: consumers wait for the group's writes.
       const attributes = new TerraformLocal(
         this,
@@ -312,8 +260,9 @@ export class StackRead extends Construct {
             `${this.resultAddress} : one(data.external.${data.friendlyUniqueId}[*].result)}}`,
         }),
       );
-      group = { data, attributes, query, slots, listed, writes };
+      group = { data, attributes, query, slots };
       this.groups.push(group);
+      this.groupOfWriter.set(writer, group);
     }
     group.slots.push(slot);
     this.groupOf.set(key, group);
@@ -379,7 +328,7 @@ export class StackRead extends Construct {
   }
 
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
-  register(owner: Construct, entry: StackReadToken): void {
+  register(owner: Construct, entry: StackReadToken, writer: TokenWriter): void {
     if (!this.warningsCheckAdded) {
       this.warningsCheckAdded = true;
       this.addWarningsCheck();
@@ -392,7 +341,7 @@ export class StackRead extends Construct {
     }
     const slot = `t${this.slotOf.size}`;
     this.slotOf.set(entry.key, slot);
-    this.joinGroup(entry.key, slot);
+    this.joinGroup(entry.key, slot, writer);
     const groupQuery = this.group(entry.key).query;
     const ask = (field: string, value: string) => {
       this.query[stackReadKey(slot, field)] = value;
@@ -434,9 +383,8 @@ export class StackRead extends Construct {
       command: "node",
       arguments: [`./${runtimeScriptPath(this)}`, RuntimeCommand.TOKEN_VALUE],
       // Filled as tokens ask; cdktf reads it when it synthesizes.
-      // The run's ticket lets it share the login of the run's other scripts.
       stdin: Lazy.stringValue({
-        produce: () => `\${jsonencode({${[...this.valueQuery, `"${TOKEN_VALUE_TICKET}" = ${this.ticket}`].join(", ")}})}`,
+        produce: () => `\${jsonencode({${this.valueQuery.join(", ")}})}`,
       }),
     });
     return `sensitive(jsondecode(${this.valuesAddress}.stdout)["${key}"])`;

@@ -4,14 +4,12 @@ export const RuntimeCommand = {
   FLAVORS: "flavors",
   /** external data source, plan time: the cheapest match of the first filter that has one. */
   FLAVOR_PREFERENCE: "flavor-preference",
-  /** external data source, one per stack at plan time and one per group of tokens after the writes: tokens and literal lookups. */
+  /** external data source, one per stack at plan time and one per account after the writes: tokens and literal lookups. */
   STACK_READ: "stack-read",
   /** `ephemeral "local_command"` (hashicorp/local >= 2.7), one per stack: the values `ephemeralToken` hands out, by id ({@link TokenValueField}). */
   TOKEN_VALUE: "token-value",
-  /** local-exec, creation time: adopt, create, rename or update the token. */
-  TOKEN_APPLY: "token-apply",
-  /** local-exec, destroy time: hand the token to a replacement (an info line; removals are the roster's to report). */
-  TOKEN_RELEASE: "token-release",
+  /** local-exec, creation time, of the stack's writer of one account: every create, adoption, rename and update of the apply there. */
+  TOKEN_WRITER: "token-writer",
   /** local-exec, destroy time, of the stack's token roster: warns about each token left active ({@link RosterEnv}). */
   TOKEN_ROSTER_RELEASE: "token-roster-release",
 } as const;

@@ -24,5 +24,5 @@ export * from "./roster";
 export * from "./run-ticket";
 export * from "./stack-read";
 export * from "./token-name";
-export * from "./token-provisioners";
+export * from "./token-writer";
 export * from "./token-value";

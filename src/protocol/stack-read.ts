@@ -13,20 +13,14 @@ export function stackReadKey(slot: string, field: string): string {
 export const STACK_READ_AFTER_WRITE = "after_write";
 
 /**
- * A query key without a token key, in a read after the writes: the slots (comma-separated) whose
- * {@link LISTED_ONLY_FIELDS} the stack uses, so the read lists back to their tokens; the others'
- * fields may come from the run's walk, which keeps no value.
+ * A query key without a token key, in a read after the writes: the slots (comma-separated) of the
+ * tokens the plan-time read found no id for (creates, adoptions at apply), the only ones it reads.
  */
-export const STACK_READ_LISTED_SLOTS = "listed_slots";
+export const STACK_READ_NEW_SLOTS = "new_slots";
 
 /** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
 export const STACK_READ_WORKSPACE = "workspace";
 
-/**
- * A query key without a token key, in the stack's plan-time read only: `plantimestamp()`, which the
- * read puts into the run's ticket (see RunTicket.planTime).
- */
-export const STACK_READ_PLAN_TIME = "plan_time";
 
 /**
  * A key without a token key: the run's ticket (see RunTicket, encodeRunTicket). The plan-time read
@@ -34,12 +28,6 @@ export const STACK_READ_PLAN_TIME = "plan_time";
  */
 export const STACK_READ_TICKET = "ticket";
 
-/**
- * A query key without a token key, present ("true") only when some value of the query is an
- * expression: Terraform may then read it during the apply, after destroy halves of its own run, so
- * its ticket lists no earlier hand-offs (see RunTicket.earlier).
- */
-export const STACK_READ_MAY_RUN_AT_APPLY = "may_run_at_apply";
 
 /**
  * A result key without a token key: what the user must see even when the read succeeds, one line
@@ -58,7 +46,7 @@ export const STACK_READ_LOOKUP_ERRORS = "lookup_errors";
  * {@link StackReadQueryField}s) and the script reads back from it.
  */
 export interface StackReadToken {
-  /** The construct's address: the key of its hand-offs and applied records. */
+  /** The construct's address: its key in the stack's read. */
   readonly key: string;
   readonly name: string;
   /** Undefined when the description is not managed. */
@@ -123,8 +111,6 @@ export const StackReadResultField = {
   REASON: "reason",
 } as const;
 
-/** Attributes only the API's listing gives: the run's walk file keeps neither a value nor a last use. */
-export const LISTED_ONLY_FIELDS: readonly string[] = [StackReadResultField.TOKEN, StackReadResultField.LAST_USED];
 
 /** A token's attributes, as the stack's read reports them (all strings). */
 export interface TokenAttributes {

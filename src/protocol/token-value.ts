@@ -12,8 +12,3 @@ export const TokenValueField = {
   ENV_PREFIX: "env_prefix",
 } as const;
 
-/**
- * A query key without a token key: the run's ticket (see RunTicket), whose login the read shares with
- * the run's other scripts. Without it the read logs in on its own.
- */
-export const TOKEN_VALUE_TICKET = "ticket";

@@ -11,18 +11,14 @@ import { runBudgetMsOrDefault, secretValues } from "../shared/config";
 import type { RuntimeContext } from "../shared/context";
 import { errorMessage } from "../shared/error-message";
 import { createOutput, type Output, Redactor } from "../shared/output";
-import { credentialIdentity } from "./account-identity";
 import { untestedNodeLineWarning } from "./io/node-line";
 import { FdWriter, readQuery } from "./io/process-io";
-import { leaseMs, lockWaitMs } from "./locks/lock-bounds";
 import { findFlavors } from "./reads/flavor-command";
 import { preferFlavor } from "./reads/preference-command";
 import { stackRead } from "./reads/stack-read";
-import { runSessionStore } from "./run/run-session";
-import { applyToken } from "./tokens/token-apply";
-import { releaseToken } from "./tokens/token-release";
 import { releaseRoster } from "./tokens/token-roster";
 import { tokenValues } from "./tokens/token-value";
+import { writeTokens } from "./writer/token-writer";
 
 /** Commands run as a `data "external"` program: JSON query on stdin, JSON object on stdout. */
 const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<string, string>) => Promise<object>> = {
@@ -35,8 +31,7 @@ const EXTERNAL_COMMANDS: Record<string, (ctx: RuntimeContext, query: Record<stri
 
 /** Commands run as `local-exec` provisioners: inputs in the environment, progress on stdout. */
 const PROVISIONER_COMMANDS: Record<string, (ctx: RuntimeContext) => Promise<void>> = {
-  [RuntimeCommand.TOKEN_APPLY]: (ctx) => applyToken(ctx),
-  [RuntimeCommand.TOKEN_RELEASE]: (ctx) => releaseToken(ctx),
+  [RuntimeCommand.TOKEN_WRITER]: writeTokens,
   [RuntimeCommand.TOKEN_ROSTER_RELEASE]: releaseRoster,
 };
 
@@ -47,6 +42,10 @@ export interface MainIo {
   readStdin(): Promise<string>;
   writeStdout(text: string): void;
   writeStderr(text: string): void;
+  /** See RuntimeContext.stop. */
+  readonly stop?: AbortSignal;
+  /** See RuntimeContext.extendWatchdog. */
+  readonly extendWatchdog?: (ms: number) => void;
 }
 
 /** Runs one command and returns the exit code. Never throws. */
@@ -70,13 +69,8 @@ export async function main(io: MainIo): Promise<number> {
     env: io.env,
     cwd: io.cwd,
     out,
-    // The run's ticket is set by each command from its query or environment.
-    sessionStore: (ticket, baseUrl, envPrefix, credentials) =>
-      runSessionStore(
-        ticket,
-        { identity: credentialIdentity(credentials), envPrefix, apiUrl: baseUrl },
-        { env: io.env, waitMs: lockWaitMs(io.env), leaseMs: leaseMs(io.env), onWait: out.info, warn: out.warn },
-      ),
+    stop: io.stop,
+    extendWatchdog: io.extendWatchdog,
   };
   try {
     if (external) {
@@ -113,14 +107,48 @@ export function parseQuery(text: string): Record<string, string> {
   return query;
 }
 
-/** A last line of defence against a hang: the client's own deadline should always come first. */
-function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => void): void {
-  const budgetMs = runBudgetMsOrDefault(env);
-  const timer = setTimeout(() => {
-    writeStderr(`gpucloud: error: gave up after ${Math.round(budgetMs / 1000) + 15}s without finishing\n`);
-    process.exit(1);
-  }, budgetMs + 15_000);
-  timer.unref();
+/**
+ * A last line of defence against a hang: the client's own deadline should always come first.
+ * Returns what moves it later (see RuntimeContext.extendWatchdog).
+ */
+function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => void): (ms: number) => void {
+  let budgetMs = runBudgetMsOrDefault(env);
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(
+      () => {
+        writeStderr(`gpucloud: error: gave up after ${Math.round(budgetMs / 1000) + 15}s without finishing\n`);
+        process.exit(1);
+      },
+      Math.max(0, started + budgetMs + 15_000 - Date.now()),
+    );
+    timer.unref();
+  };
+  arm();
+  return (ms) => {
+    budgetMs += ms;
+    arm();
+  };
+}
+
+/**
+ * What stops a writing command after the requests in flight: SIGINT and SIGTERM (Terraform
+ * interrupted, a pipeline cancelled) and a closed stdout (EPIPE: terraform, which reads it, is gone).
+ * Without a listener Node would end the process at once, between a POST and its report.
+ */
+function stopSignal(command: string | undefined): AbortController {
+  const stop = new AbortController();
+  // A read has nothing to finish: the signal ends it as Node does by default.
+  if (command !== RuntimeCommand.TOKEN_WRITER) return stop;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      if (stop.signal.aborted) process.exit(130);
+      stop.abort();
+    });
+  }
+  return stop;
 }
 
 /**
@@ -128,9 +156,10 @@ function startWatchdog(env: NodeJS.ProcessEnv, writeStderr: (text: string) => vo
  * Terraform starts (./launcher.ts, lib/assets/gpucloud-tf.js) calls it. Ends the process.
  */
 export function runScript(): void {
-  const stdout = new FdWriter(1, () => process.stdout);
-  const stderr = new FdWriter(2, () => process.stderr);
-  startWatchdog(process.env, (t) => stderr.write(t));
+  const stop = stopSignal(process.argv[2]);
+  const stdout = new FdWriter(1, () => process.stdout, undefined, () => stop.abort());
+  const stderr = new FdWriter(2, () => process.stderr, undefined, () => stop.abort());
+  const extendWatchdog = startWatchdog(process.env, (t) => stderr.write(t));
   // stderr reaches Terraform's log for provisioners (merged with stdout) and for failed reads.
   const nodeLine = untestedNodeLineWarning(process.versions.node);
   if (nodeLine !== undefined) stderr.write(`gpucloud: WARNING: ${nodeLine}\n`);
@@ -141,6 +170,8 @@ export function runScript(): void {
     readStdin: () => readQuery(),
     writeStdout: (t) => stdout.write(t),
     writeStderr: (t) => stderr.write(t),
+    stop: stop.signal,
+    extendWatchdog,
   }).then((code) => exitWhenFlushed(code, [stdout, stderr]));
 }
 

@@ -1,8 +1,5 @@
 import { ApiClient } from "../client/client";
-import type { Credentials } from "../client/credentials";
 import { openNodeHttpSender } from "../client/node-http-sender";
-import type { SessionStore } from "../client/session";
-import { DEFAULT_ENV_PREFIX, type RunTicket } from "../protocol";
 import { type ConfigReader, loadConfig } from "./config";
 import type { Output } from "./output";
 
@@ -12,15 +9,12 @@ export interface RuntimeContext {
   /** Terraform's working directory (the stack folder). */
   readonly cwd: string;
   readonly out: Output;
-  /** The ticket of the terraform run this command belongs to, when it has one (see RunTicket). */
-  readonly ticket?: RunTicket;
-  /**
-   * Where the scripts of one run share one login per account (the script sets it; the CLI does
-   * not): given the run's ticket, the API's base URL, the account's variable prefix and its credentials.
-   */
-  readonly sessionStore?: (ticket: RunTicket, baseUrl: string, envPrefix: string, credentials: Credentials) => SessionStore;
   /** Who reads the configuration, for its messages (the CLI sets it; the script's is the default). */
   readonly configReader?: ConfigReader;
+  /** Aborted on SIGINT, SIGTERM or a closed stdout: a command that writes stops after what is in flight. */
+  readonly stop?: AbortSignal;
+  /** Moves the script's last-resort watchdog (see main.ts) `ms` later, for a command whose work outgrows the budget. */
+  readonly extendWatchdog?: (ms: number) => void;
 }
 
 /**
@@ -60,10 +54,6 @@ function connect(ctx: RuntimeContext, baseUrlOverride?: string, envPrefix?: stri
       // A walk fetches up to 8 pages at once (pagination.ts); the catalog read runs beside it.
       connections: 8,
       logger: (line: string) => ctx.out.info(line),
-      sessionStore:
-        ctx.ticket !== undefined && ctx.sessionStore
-          ? ctx.sessionStore(ctx.ticket, config.baseUrl, envPrefix ?? DEFAULT_ENV_PREFIX, config.credentials)
-          : undefined,
     },
     openNodeHttpSender,
   );

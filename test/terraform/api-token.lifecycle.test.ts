@@ -13,8 +13,8 @@ import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "lifecycle-bot", password: "lifecycle-password-5c1e" };
 
-/** Actions Terraform plans for the ApiToken's null_resource (there is exactly one). */
-function syncActions(plan: PlanJson | undefined): string[] {
+/** Actions Terraform plans for the stack's token writer, a null_resource (there is exactly one). */
+function writerActions(plan: PlanJson | undefined): string[] {
   const entries = Object.entries(resourceActions(plan!)).filter(([address]) => address.startsWith("null_resource."));
   expect(entries).toHaveLength(1);
   return entries[0][1];
@@ -44,7 +44,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
 
   test("first apply creates one token; outputs carry its id, the sensitive token and the cheapest H100", async () => {
     const plan = await tf.plan({ check: true });
-    expect(syncActions(plan.plan)).toEqual(["create"]);
+    expect(writerActions(plan.plan)).toEqual(["create"]);
     await tf.apply({ check: true });
 
     const [token] = tokensNamed(NAME);
@@ -71,8 +71,9 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
   test("a description change updates the same token in place (same id, same value)", async () => {
     synth({ tokenDescription: "v2" });
     const plan = await tf.plan({ check: true });
-    // The null_resource is replaced (that is how its provisioner runs again); the token is not.
-    expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
+    // The writer is replaced (that is how its provisioner runs again), naming the field; the token is not.
+    expect(writerActions(plan.plan)).toEqual(["delete", "create"]);
+    expect(plan.stdout).toMatch(/"gpu-ci\/ci-token.description"\s+= "v1" -> "v2"/);
     // The token keeps its id and value: its outputs are known at plan and do not change.
     expect(outputChanges(plan.plan!).token_id.actions).toEqual(["no-op"]);
     expect(outputChanges(plan.plan!).token_id.after).toBe(firstId);
@@ -89,9 +90,10 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     const before = fx.emulator.tokens().length;
     synth({ tokenName: `${NAME}-renamed`, tokenDescription: "v2" });
     const plan = await tf.plan({ check: true });
-    expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
+    expect(writerActions(plan.plan)).toEqual(["delete", "create"]);
     const applied = await tf.apply({ check: true });
-    expect(oneLine(applied.stdout)).toContain(`API token id ${firstId}: renamed "${NAME}" to "${NAME}-renamed"`);
+    expect(plan.stdout).toMatch(/"gpu-ci\/ci-token.name"\s+= "ci-lifecycle" -> "ci-lifecycle-renamed"/);
+    expect(oneLine(applied.stdout)).toContain(`API token "${NAME}" (id ${firstId}) for gpu-ci/ci-token: renamed "${NAME}" to "${NAME}-renamed"`);
 
     expect(fx.emulator.tokens()).toHaveLength(before);
     expect(fx.emulator.tokens().find((t) => t.id === firstId)).toMatchObject({ name: `${NAME}-renamed`, token: firstValue });
@@ -108,8 +110,8 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     expect([0, 2]).toContain(refreshOnly.exitCode);
     const plan = await tf.plan({ detailedExitCode: true, check: true });
     expect(plan.exitCode).toBe(2);
-    expect(syncActions(plan.plan)).toEqual(["delete", "create"]);
-    expect(plan.stdout).toMatch(/"api_in_sync"\s+= "true" -> \(known after apply\)/);
+    expect(writerActions(plan.plan)).toEqual(["delete", "create"]);
+    expect(plan.stdout).toMatch(/"gpu-ci\/ci-token.in_sync"\s+= "true" -> \(known after apply\)/);
 
     await tf.apply({ check: true });
     const recreated = tokensNamed(`${NAME}-renamed`);
@@ -125,7 +127,7 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     const [token] = tokensNamed(`${NAME}-renamed`);
     const destroyed = await tf.destroy({ check: true });
     const log = oneLine(destroyed.stdout);
-    // Once, from the stack's roster; the sync resource's own destroy half only says it released the token.
+    // Once, from the stack's roster.
     expect(log).toContain(
       `WARNING: API token "${NAME}-renamed" on the account GPUCLOUD_* stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation`,
     );

@@ -23,17 +23,23 @@ export function readQuery(stream: NodeJS.ReadableStream = process.stdin): Promis
 /** Writes `bytes` from `offset` on to `fd`; returns how many it wrote (possibly fewer). */
 export type WriteChunk = (fd: number, bytes: Buffer, offset: number) => number;
 
-/** Writes to fd 1 or 2: blocking writes until one fails, then, in order, the stream. */
+/**
+ * Writes to fd 1 or 2: blocking writes until one fails, then, in order, the stream. Where the
+ * reader is gone (EPIPE), nothing more is written and `onClosed` is told once.
+ */
 export class FdWriter {
   private stream: NodeJS.WritableStream | undefined;
+  private closed = false;
 
   constructor(
     private readonly fd: number,
     private readonly openStream: () => NodeJS.WritableStream,
     private readonly writeChunk: WriteChunk = (fd, bytes, offset) => writeSync(fd, bytes, offset),
+    private readonly onClosed: () => void = () => undefined,
   ) {}
 
   write(text: string): void {
+    if (this.closed) return;
     if (this.stream) {
       this.stream.write(text);
       return;
@@ -42,16 +48,26 @@ export class FdWriter {
     let offset = 0;
     try {
       while (offset < bytes.length) offset += this.writeChunk(this.fd, bytes, offset);
-    } catch {
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EPIPE") {
+        this.closed = true;
+        this.onClosed();
+        return;
+      }
       // From now on the stream, so that nothing written later overtakes what it still holds.
       this.stream = this.openStream();
+      this.stream.on("error", (e: NodeJS.ErrnoException) => {
+        if (e.code !== "EPIPE" || this.closed) return;
+        this.closed = true;
+        this.onClosed();
+      });
       this.stream.write(bytes.subarray(offset));
     }
   }
 
   /** Calls `done` once everything written so far has left the process. */
   flush(done: () => void): void {
-    if (this.stream) this.stream.write("", done);
+    if (this.stream && !this.closed) this.stream.write("", done);
     else done();
   }
 }

@@ -3,9 +3,7 @@ import { LOGIN_OPERATION } from "../../client/session";
 import {
   type LedgerAccount,
   STACK_READ_AFTER_WRITE,
-  STACK_READ_LISTED_SLOTS,
-  STACK_READ_MAY_RUN_AT_APPLY,
-  STACK_READ_PLAN_TIME,
+  STACK_READ_NEW_SLOTS,
   STACK_READ_TICKET,
   STACK_READ_WORKSPACE,
   StackReadQueryField,
@@ -43,10 +41,8 @@ export interface StackQuery {
 const READ_KEYS: ReadonlySet<string> = new Set([
   STACK_READ_AFTER_WRITE,
   STACK_READ_WORKSPACE,
-  STACK_READ_PLAN_TIME,
   STACK_READ_TICKET,
-  STACK_READ_MAY_RUN_AT_APPLY,
-  STACK_READ_LISTED_SLOTS,
+  STACK_READ_NEW_SLOTS,
 ]);
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */

@@ -12,8 +12,8 @@ import {
   sameLedgerAccount,
   STACK_READ_AFTER_WRITE,
   STACK_READ_LEDGER,
-  STACK_READ_LISTED_SLOTS,
   STACK_READ_LOOKUP_ERRORS,
+  STACK_READ_NEW_SLOTS,
   STACK_READ_TICKET,
   STACK_READ_WARNINGS,
   STACK_READ_WORKSPACE,
@@ -22,11 +22,8 @@ import { runBudgetMsOrDefault } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../account-identity";
-import { type TokenView, walkAllTokens } from "../names/token-list";
-import { type AppliedRecord, readAppliedRecords } from "../records/applied-record";
-import { type ReadAccount, sharedWithWorkspacesWarning } from "../records/other-workspaces";
-import { startRun } from "../run/run-start";
-import { tokensSinceRunWalk } from "../run/run-walk";
+import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
+import { markOf } from "../writer/latest-tokens";
 import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, uncheckedNotNeeded, unknownLastApply } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
@@ -45,19 +42,18 @@ export async function stackRead(ctx: RuntimeContext, query: Record<string, strin
 }
 
 /**
- * At every plan, before any script of its run: starts the run (its ticket, returned in the result;
- * see startRun), reads what the last apply managed from the state (beside the walks; see
- * readLastApply), then walks each account. Fails the plan when the credentials reach another account
- * than the one the last apply managed the tokens on, or one its pin does not allow (./account-checks.ts).
+ * At every plan: reads what the last apply managed from the state (beside the walks; see
+ * readLastApply), then walks each account, and returns the run's ticket (the accounts read, and
+ * where each walk ended). Fails the plan when the credentials reach another account than the one the
+ * last apply managed the tokens on, or one its pin does not allow (./account-checks.ts).
  */
 async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const stack = parseStackQuery(query);
   const workspace = query[STACK_READ_WORKSPACE];
   const report = new ReadReport(ctx);
   const hasTokens = workspace !== undefined && stack.tokens.length > 0;
-  const ticket = hasTokens ? startRun(ctx, workspace, query, report.warnInPlan) : undefined;
   const accounts = new Set<string>();
-  const records = appliedRecords(ctx.cwd, workspace, stack);
+  const marks: Record<string, { createdAt: number; ids: readonly string[] }> = {};
   let lastApply = { known: true, ledger: undefined } as LastApply;
   // Half the budget at most, and a minute: what is left is the walk's, and the warning says what happened.
   const stateReadMs = Math.min(60_000, runBudgetMsOrDefault(ctx.env) / 2);
@@ -82,7 +78,10 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
       },
       observe: (tokens, listed, account) => {
         const current = currentAccount(account);
-        if (ticket !== undefined) accounts.add(accountFingerprint(current));
+        const fingerprint = accountFingerprint(current);
+        accounts.add(fingerprint);
+        const mark = markOf(listed);
+        if (mark !== undefined) marks[fingerprint] = mark;
         // Before anything is planned on it: credentials of another account fail the plan.
         const pinned = pinError(tokens, current);
         if (pinned !== undefined) throw new ReadError(new Error(pinned), tokens);
@@ -96,7 +95,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           const notNeeded = uncheckedNotNeeded(current, ctx.env);
           if (notNeeded !== undefined) report.warnInPlan(notNeeded);
         }
-        const lastOf = tokens.map((m) => ({ m, last: lastManaged(m, ledgerEntry(m), records.applied) }));
+        const lastOf = tokens.map((m) => ({ m, last: lastManaged(ledgerEntry(m)) }));
         const { refusal, moving } = accountSwitch(lastOf, listed, current, opts);
         if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
         if (moving !== undefined) report.warnInPlan(moving);
@@ -109,8 +108,6 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           const kept = ledgerEntry(m);
           if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
           else if (kept !== undefined && sameLedgerAccount(kept.account, current)) ledger.set(m.path, kept);
-          const shared = sharedWithWorkspacesWarning(m.name, { id }, records.otherWorkspaces, account);
-          if (shared !== undefined) report.warnInPlan(shared);
         }
       },
     });
@@ -118,8 +115,8 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
     // A read that failed leaves no terraform behind.
     stopStateRead.abort();
   }
-  if (ticket !== undefined) {
-    report.result[STACK_READ_TICKET] = encodeRunTicket({ ...ticket, accounts: [...accounts].sort() });
+  if (hasTokens) {
+    report.result[STACK_READ_TICKET] = encodeRunTicket({ accounts: [...accounts].sort(), marks });
     if (lastApply.known && lastApply.unfinished !== undefined) report.warnInPlan(lastApply.unfinished);
     if (lastApply.known && lastApply.ledger !== undefined) {
       for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(ledgerAccountKey(a))))
@@ -179,56 +176,38 @@ function ledgerEntryOf(
   return undefined;
 }
 
-/**
- * What the last apply managed for `m`: a pending record of this folder first (the create half follows
- * it), then the state's ledger (`entry`, see ledgerEntryOf), then this folder's record (a folder that
- * keeps it, where the state says nothing of `m`).
- */
-function lastManaged(
-  m: ManagedToken,
-  entry: LedgerToken | undefined,
-  applied: ReadonlyMap<string, AppliedRecord>,
-): LastManaged | undefined {
-  const record = applied.get(m.key);
-  const recordedAccount =
-    record?.identity !== undefined && record.apiUrl !== undefined
-      ? { prefix: m.envPrefix ?? DEFAULT_ENV_PREFIX, api: record.apiUrl, identity: record.identity }
-      : undefined;
-  if (record?.pending) return { id: record.id, name: record.name, pending: true, account: recordedAccount };
-  if (entry !== undefined) return { id: entry.id, name: entry.name, account: entry.account };
-  return record === undefined ? undefined : { id: record.id, name: record.name, account: recordedAccount };
+/** What the last apply managed for a token: its entry in the state's ledger (see ledgerEntryOf). */
+function lastManaged(entry: LedgerToken | undefined): LastManaged | undefined {
+  return entry === undefined ? undefined : { id: entry.id, name: entry.name, account: entry.account };
 }
 
 /**
- * After the writes of a group of tokens (the create halves of a create, a rename through a
- * hand-off): the walk the run's create halves took plus what appeared since (one or two requests
- * instead of a walk of the account), back to the oldest token of the slots whose value or last use
- * the stack refers to (STACK_READ_LISTED_SLOTS); a walk when the run took none, or when such a
- * token was not listed by the API itself (the walk keeps neither a value nor a last use).
+ * After the writes of an account (its writer created or adopted a token the plan had no id for):
+ * what was created since the plan's walk of the account, newest first (one request per 50 tokens),
+ * for the tokens of STACK_READ_NEW_SLOTS; a walk of the whole list where the server does not prove
+ * that it sorts, or where such a token is not among the newest (an older token adopted by name).
+ * The other tokens' attributes are the plan-time read's.
  */
-async function afterWriteRead(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
+async function afterWriteRead(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const ticket = decodeRunTicket(query[STACK_READ_TICKET]);
-  const ctx: RuntimeContext = ticket !== undefined ? { ...input, ticket } : input;
   const stack = parseStackQuery(query);
-  const records = appliedRecords(ctx.cwd, query[STACK_READ_WORKSPACE], stack);
-  const last = (m: ManagedToken) => records.applied.get(m.key);
-  const listedSlots = new Set((query[STACK_READ_LISTED_SLOTS] ?? "").split(",").filter((slot) => slot !== ""));
+  const newSlots = new Set((query[STACK_READ_NEW_SLOTS] ?? "").split(",").filter((slot) => slot !== ""));
   const report = new ReadReport(ctx);
   const ledger = new Map<string, LedgerToken>();
-  await readAccounts(ctx, stack, report, {
+  const none = () => undefined;
+  await readAccounts(ctx, { ...stack, tokens: stack.tokens.filter((m) => newSlots.has(m.slot)) }, report, {
     list: async (client, tokens, account) => {
-      const wanted = tokens.filter((m) => listedSlots.has(m.slot));
-      const ref = accountRefIn(ctx.env, account.envPrefix, account.baseUrl);
-      const seen = await tokensSinceRunWalk(ctx, client, ref, (walked) => resolvedTokens(wanted, walked, last));
-      const complete = seen !== undefined && resolvedTokens(wanted, seen, last).every((t) => t.token !== "");
-      return complete ? seen : walkAllTokens(client, ctx);
+      const mark = ticket?.marks?.[accountFingerprint(currentAccount(account))];
+      const since = mark === undefined ? undefined : await listNewestSince(client, ctx, mark);
+      const complete = since !== undefined && resolvedTokens(tokens, since, none).length === tokens.length;
+      return complete ? since : walkAllTokens(client, ctx);
     },
     observe: (tokens, listed, account) => {
       const current = currentAccount(account);
       const refused = notThePlansAccount(ticket, current, false);
       if (refused !== undefined) throw new ReadError(new Error(refused), tokens);
       for (const m of tokens) {
-        const { fields, id, named } = observeToken(m, listed, last(m), report.warnInPlan, ctx.out.warn);
+        const { fields, id, named } = observeToken(m, listed, undefined, report.warnInPlan, ctx.out.warn);
         if (!named) {
           // Not an error: `terraform plan -refresh-only` reads this after the token was deleted in the
           // console, and must show the drift rather than fail. The next plan recreates it.
@@ -276,20 +255,11 @@ class ReadReport {
   }
 }
 
-/** This folder's applied records of the workspace (pending ones too: the create half follows them), and finished ones of the others. */
-function appliedRecords(
-  cwd: string,
-  workspace: string | undefined,
-  stack: StackQuery,
-): { readonly applied: ReadonlyMap<string, AppliedRecord>; readonly otherWorkspaces: readonly AppliedRecord[] } {
-  const applied = new Map<string, AppliedRecord>();
-  const otherWorkspaces: AppliedRecord[] = [];
-  if (workspace === undefined || stack.tokens.length === 0) return { applied, otherWorkspaces };
-  for (const r of readAppliedRecords(cwd)) {
-    if (r.workspace === workspace) applied.set(r.key, r);
-    else if (!r.pending) otherWorkspaces.push(r);
-  }
-  return { applied, otherWorkspaces };
+/** An account as the stack's query names it: its variable prefix and base URL, with the environment it is read from. */
+interface ReadAccount {
+  readonly env: NodeJS.ProcessEnv;
+  readonly envPrefix?: string;
+  readonly baseUrl?: string;
 }
 
 /** How a read lists one account's tokens and observes its managed tokens among them. */

@@ -1,8 +1,6 @@
 import { DEFAULT_ENV_PREFIX, foldTokenName, type RosterEntry, RosterEnv, type RosterNow } from "../../protocol";
 import { ConfigError } from "../../shared/config";
 import type { RuntimeContext } from "../../shared/context";
-import { errorMessage } from "../../shared/error-message";
-import { readAppliedRecords, removeAppliedRecord } from "../records/applied-record";
 
 function parseJson(env: NodeJS.ProcessEnv, variable: string): unknown {
   const text = env[variable];
@@ -42,7 +40,7 @@ function rosterNow(env: NodeJS.ProcessEnv): RosterNow {
  * while a lookup keeps the block), and when the stack is destroyed, but never for a sync resource
  * whose block was removed: so this is where a removed token is reported (the plan said it too, with
  * its id, from the state's ledger). It calls no API, so it never fails a destroy for an unreachable
- * API; it removes this folder's records of the ApiTokens no longer configured.
+ * API.
  */
 export async function releaseRoster(ctx: RuntimeContext): Promise<void> {
   const was = rosterWas(ctx.env);
@@ -62,22 +60,5 @@ export async function releaseRoster(ctx: RuntimeContext): Promise<void> {
       `${which}${account} stays ACTIVE: ${why}, and the GPU cloud API has no delete operation. ` +
         `Revoke it in the cloud console if nothing uses it; an ApiToken with the name "${entry.name}" would adopt it again.`,
     );
-  }
-  try {
-    removeRecordsOf(
-      [...was.keys()].filter((path) => !paths.has(path)),
-      ctx.cwd,
-    );
-  } catch (err) {
-    ctx.out.warn(`could not remove this folder's records of the ApiTokens no longer in the stack (${errorMessage(err)}); going on`);
-  }
-}
-
-/** Removes this folder's applied records of these construct paths, in every workspace: no configuration has them now. */
-function removeRecordsOf(paths: readonly string[], cwd: string): void {
-  if (paths.length === 0) return;
-  const gone = new Set(paths);
-  for (const record of readAppliedRecords(cwd)) {
-    if (record.path !== undefined && gone.has(record.path)) removeAppliedRecord(cwd, record.workspace, record.key);
   }
 }

@@ -1,4 +1,4 @@
-import { decodeRunTicket, TOKEN_VALUE_TICKET, TokenValueField } from "../../protocol";
+import { TokenValueField } from "../../protocol";
 import { ConfigError, envPrefixOf } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
@@ -19,7 +19,6 @@ const FIELDS: readonly string[] = Object.values(TokenValueField);
 function parseValueQuery(query: Record<string, string>): WantedToken[] {
   const byKey = new Map<string, { id?: string; baseUrl?: string; envPrefix?: string }>();
   for (const [flatKey, value] of Object.entries(query)) {
-    if (flatKey === TOKEN_VALUE_TICKET) continue;
     const dot = flatKey.indexOf(".");
     const field = flatKey.slice(dot + 1);
     if (dot <= 0 || !FIELDS.includes(field)) {
@@ -46,11 +45,7 @@ function parseValueQuery(query: Record<string, string>): WantedToken[] {
  * login and one walk per account and base URL, whatever the number of tokens). The id, not the name,
  * designates a token: the stack's read already chose it, and an id stays the same through a rename.
  */
-export async function tokenValues(input: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
-  // The run's login, shared with its other scripts (see ../run/run-session.ts), at plan time too: the
-  // values are read at plan and again at apply, so the apply's scripts take the session a plan made.
-  const ticket = decodeRunTicket(query[TOKEN_VALUE_TICKET]);
-  const ctx: RuntimeContext = ticket ? { ...input, ticket } : input;
+export async function tokenValues(ctx: RuntimeContext, query: Record<string, string>): Promise<Record<string, string>> {
   const result: Record<string, string> = {};
   for (const group of groupByAccount(parseValueQuery(query))) {
     const { baseUrl, envPrefix } = group[0];

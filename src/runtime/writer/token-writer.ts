@@ -1,0 +1,161 @@
+import type { ApiClient } from "../../client/client";
+import { wasAdoptedAfterLostResponse } from "../../client/ambiguous-create";
+import { foldTokenName } from "../../protocol";
+import { type RuntimeContext, withClient } from "../../shared/context";
+import { errorMessage } from "../../shared/error-message";
+import { accountRefIn, ledgerAccountOf } from "../account-identity";
+import type { TokenView } from "../names/token-list";
+import { notThePlansAccount } from "../reads/account-checks";
+import { LatestTokens } from "./latest-tokens";
+import { decideWrite, type WantedToken, type WriteDecision } from "./write-decision";
+import { readWriterInput } from "./writer-input";
+
+/** Creates per wave: a wave is sent within about a second of the read before it, and two waves fit one page of that read. */
+const WAVE_SIZE = 20;
+/** Requests of one wave in flight at once. */
+const CONCURRENCY = 8;
+/** What each write adds to the writer's budget (GPUCLOUD_TIMEOUT_SECONDS bounds the rest): 1,000 creates fit at 2 per second. */
+export const BUDGET_PER_WRITE_MS = 500;
+
+/**
+ * The token writer (`token-writer`): the create-time provisioner of the stack's writer of one
+ * account, which makes every write of the apply there in this one process. One login and one walk
+ * of the token list; then the updates (renames, descriptions) of the tokens the plan found, and the
+ * creates in waves, each decided on a newest-first read taken right before it, so that a name
+ * another party created meanwhile is adopted, never created twice. After a fault it finishes every
+ * other write and fails naming the tokens it could not write: the next plan shows each of them.
+ */
+export async function writeTokens(ctx: RuntimeContext): Promise<void> {
+  const input = readWriterInput(ctx.env, ctx.cwd);
+  const account = accountRefIn(ctx.env, input.envPrefix, input.baseUrl);
+  // Before anything is written: the plan's checks of the account were for these credentials.
+  const refused = notThePlansAccount(input.ticket, ledgerAccountOf(account), true);
+  if (refused !== undefined) throw new Error(refused);
+  const run = new WriterRun(ctx, input.tokens);
+  await withClient(ctx, input.baseUrl, (client) => run.write(client), input.envPrefix);
+  run.finish();
+}
+
+/** What became of one token. */
+type Outcome = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+class WriterRun {
+  private readonly outcomes = new Map<string, Outcome>();
+  /** Tokens that needed a write, or a look right before one (adoptions, creates); and those done. */
+  private total = 0;
+  private done = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: RuntimeContext,
+    private readonly wanted: readonly WantedToken[],
+  ) {
+    ctx.stop?.addEventListener("abort", () => (this.stopped = true));
+  }
+
+  async write(client: ApiClient): Promise<void> {
+    const latest = await LatestTokens.walk(this.ctx, client);
+    // A token the plan gave to one construct is never adopted by name for another.
+    const claimed = new Set(this.wanted.map((w) => w.plannedId).filter((id) => id !== ""));
+    const unclaimed = (tokens: readonly TokenView[]) => tokens.filter((t) => !claimed.has(t.id));
+    const creates: WantedToken[] = [];
+    const updates: (() => Promise<void>)[] = [];
+    for (const w of this.wanted) {
+      const decision = decideWrite(w, w.plannedId !== "" ? latest.tokens : unclaimed(latest.tokens));
+      if (decision.kind === "create") creates.push(w);
+      else if (decision.kind === "none" && !decision.adopted) this.outcomes.set(w.path, { ok: true });
+      else updates.push(() => this.carryOut(client, w, decision, latest));
+    }
+    this.total = updates.length + creates.length;
+    // The budget fits the work: GPUCLOUD_TIMEOUT_SECONDS bounded the login and the walk, each write adds its share.
+    const extra = this.total * BUDGET_PER_WRITE_MS;
+    client.extendDeadline(extra);
+    this.ctx.extendWatchdog?.(extra);
+    await inParallel(updates, CONCURRENCY);
+    for (let i = 0; i < creates.length && !this.stopped; i += WAVE_SIZE) {
+      this.ctx.out.info(`${this.done} of ${this.total} tokens written; ${creates.length - i} to create`);
+      const wave = creates.slice(i, i + WAVE_SIZE);
+      try {
+        await latest.refresh();
+      } catch (err) {
+        for (const w of creates.slice(i)) this.fail(w, `the read before its create failed: ${errorMessage(err)}`);
+        return;
+      }
+      await inParallel(
+        wave.map((w) => () => this.carryOut(client, w, decideWrite(w, unclaimed(latest.tokens)), latest)),
+        CONCURRENCY,
+      );
+    }
+  }
+
+  /** One token's write (or none), reported in one line. Counted among the `total` only when it needed a look. */
+  private async carryOut(client: ApiClient, w: WantedToken, decision: WriteDecision, latest: LatestTokens): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (decision.kind === "refuse") return this.fail(w, decision.reason);
+      if (decision.kind === "create") {
+        const created = await client.createToken({ name: w.name, description: w.description });
+        this.ctx.out.addSecrets([created.token]);
+        latest.record(created);
+        this.checkStoredName(w, created);
+        if (!wasAdoptedAfterLostResponse(created)) this.ctx.out.info(`created API token "${created.name}" (id ${created.id}) for ${w.path}`);
+      } else if (decision.kind === "update") {
+        const description = w.description ?? decision.token.description ?? undefined;
+        const updated = await client.updateToken(decision.token.id, { name: w.name, description });
+        latest.record(updated);
+        this.checkStoredName(w, updated);
+        const how = decision.adopted ? `adopted existing API token "${decision.token.name}"` : `API token "${decision.token.name}"`;
+        this.ctx.out.info(`${how} (id ${decision.token.id}) for ${w.path}: ${decision.changes.join(", ")}`);
+      } else if (decision.adopted) {
+        this.ctx.out.info(`adopted existing API token "${decision.token.name}" (id ${decision.token.id}) for ${w.path}: no change`);
+      }
+      this.outcomes.set(w.path, { ok: true });
+      this.done++;
+    } catch (err) {
+      this.fail(w, this.ctx.out.redact(errorMessage(err)));
+    }
+  }
+
+  private fail(w: WantedToken, reason: string): void {
+    this.outcomes.set(w.path, { ok: false, reason });
+  }
+
+  /**
+   * The name the API stored. Another spelling that folds to the same is accepted (every look-up
+   * matches that way); anything else fails this token, whose id the message gives.
+   */
+  private checkStoredName(w: WantedToken, stored: TokenView): void {
+    if (stored.name === w.name || foldTokenName(stored.name) === foldTokenName(w.name)) return;
+    throw new Error(
+      `the API stored API token ${stored.id} as ${JSON.stringify(stored.name)}, not the name requested, ${JSON.stringify(w.name)}; ` +
+        `set the ApiToken's name to ${JSON.stringify(stored.name)}, or rename the token in the console`,
+    );
+  }
+
+  /** Fails the apply naming every token not written (the others are), with what to do. */
+  finish(): void {
+    const failed = this.wanted.filter((w) => this.outcomes.get(w.path)?.ok === false);
+    const notReached = this.wanted.filter((w) => !this.outcomes.has(w.path) && this.stopped);
+    if (failed.length === 0 && notReached.length === 0) {
+      if (this.total > 0) this.ctx.out.info(`${this.done} of ${this.total} tokens written`);
+      return;
+    }
+    const lines = [
+      ...failed.map((w) => `${w.path} ("${w.name}"): ${(this.outcomes.get(w.path) as { reason: string }).reason}`),
+      ...notReached.map((w) => `${w.path} ("${w.name}"): not written, the writer was stopped`),
+    ];
+    throw new Error(
+      `${lines.length} of ${this.wanted.length} API tokens were not written (every other one was):\n  ${lines.join("\n  ")}\n` +
+        `The next plan shows each of them; apply again once the cause is mended.`,
+    );
+  }
+}
+
+/** Runs `tasks` with at most `limit` at once. */
+async function inParallel(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await tasks[next++]();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+}

@@ -1,0 +1,74 @@
+import { foldTokenName } from "../../protocol";
+import { tokensNamed } from "../names/name-match";
+import type { TokenView } from "../names/token-list";
+
+/** One token the writer manages, as the plan and the configuration give it. */
+export interface WantedToken {
+  /** The construct path: the key of its triggers, its ledger entry and its messages. */
+  readonly path: string;
+  readonly name: string;
+  /** Undefined when the construct does not manage the description: the token keeps its own. */
+  readonly description?: string;
+  /**
+   * The id the plan-time read found for it ("" for none): its consumers were planned with this
+   * id, and a rename (previousNames, or the ledger's token under its old name) is an update of it.
+   */
+  readonly plannedId: string;
+}
+
+/** What the writer does for one token, decided from the tokens listed right before. */
+export type WriteDecision =
+  /** The API holds it as configured. `adopted`: found by name, the plan had no id for it. */
+  | { readonly kind: "none"; readonly token: TokenView; readonly adopted: boolean }
+  /** An update of `token` (a rename, a description), with the outcome line's words. */
+  | { readonly kind: "update"; readonly token: TokenView; readonly adopted: boolean; readonly changes: readonly string[] }
+  /** No token has its name: created in a wave, after a fresh read (see CreateWaves). */
+  | { readonly kind: "create" }
+  /** Nothing is written for it, and the apply fails naming why and what to do. */
+  | { readonly kind: "refuse"; readonly reason: string };
+
+/**
+ * The decision for one token among `tokens` (the account's tokens as listed right before): the
+ * plan's token by id when the plan found one, else the token its name designates (the oldest, or
+ * the exact spelling before one equal only after trimming and case-folding), else a create.
+ */
+export function decideWrite(wanted: WantedToken, tokens: readonly TokenView[]): WriteDecision {
+  if (wanted.plannedId !== "") {
+    const planned = tokens.find((t) => t.id === wanted.plannedId);
+    if (planned === undefined) {
+      return {
+        kind: "refuse",
+        reason:
+          `the plan showed API token id ${wanted.plannedId} for "${wanted.name}", the id its consumers were planned with, but ` +
+          `the API no longer lists it (revoked since the plan, or on another account); nothing was written for it: run terraform plan again`,
+      };
+    }
+    return outcome(wanted, planned, false);
+  }
+  const { matches, exact } = tokensNamed(tokens, wanted.name);
+  if (!exact && matches.length > 1) {
+    return {
+      kind: "refuse",
+      reason:
+        `${matches.length} API tokens have the name "${wanted.name}" after trimming and case-folding, none exactly ` +
+        `(ids ${matches.map((t) => t.id).join(", ")}); revoke or rename all but one in the console`,
+    };
+  }
+  return matches.length === 0 ? { kind: "create" } : outcome(wanted, matches[0], true);
+}
+
+function outcome(wanted: WantedToken, token: TokenView, adopted: boolean): WriteDecision {
+  const changes = changesTo(wanted, token);
+  return changes.length === 0 ? { kind: "none", token, adopted } : { kind: "update", token, adopted, changes };
+}
+
+/** What an update of `token` changes, as the outcome line lists it; empty when it is as configured. */
+function changesTo(wanted: WantedToken, token: TokenView): string[] {
+  const changes: string[] = [];
+  // Another spelling of the same name (a server that trims or lower-cases) is the name, not a rename.
+  if (token.name !== wanted.name && foldTokenName(token.name) !== foldTokenName(wanted.name)) {
+    changes.push(`renamed "${token.name}" to "${wanted.name}"`);
+  }
+  if (wanted.description !== undefined && (token.description ?? "") !== wanted.description) changes.push("updated the description");
+  return changes;
+}
