@@ -27,7 +27,7 @@ import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
 import { TokenRoster } from "./token-roster";
-import { TokenWriter } from "./token-writer";
+import { type TokenWriter } from "./token-writer";
 import { isKnown } from "./validation";
 
 /** The read's construct id: the prefix of its Terraform names (data sources, locals). */
@@ -238,7 +238,10 @@ export class StackRead extends Construct {
       const data = new DataExternal(this, this.groups.length === 0 ? "after-write" : `after-write-${this.groups.length + 1}`, {
         program: externalProgram(this, RuntimeCommand.STACK_READ),
         query: Lazy.anyValue({
-          produce: () => ({ ...query, [STACK_READ_NEW_SLOTS]: `\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${plannedKnown("k")})])}` }),
+          produce: () => ({
+            ...query,
+            [STACK_READ_NEW_SLOTS]: `\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${plannedKnown("k")})])}`,
+          }),
         }) as unknown as Record<string, string>,
         count: Token.asNumber(Lazy.anyValue({ produce: () => (this.queryHasComputedValues ? 1 : whileIdUnknown()) })),
       });

@@ -94,7 +94,9 @@ export class TokenWriter extends Construct {
   /** Adds an ApiToken of this writer's account; `ticket` is the Terraform expression (text) of the plan's ticket. */
   add(token: WriterToken, ticket: string): void {
     if (this.inputs !== undefined) {
-      throw new Error(`cdktf-gpucloud: the ApiToken ${token.path} was added while its stack was being synthesized; create it before app.synth()`);
+      throw new Error(
+        `cdktf-gpucloud: the ApiToken ${token.path} was added while its stack was being synthesized; create it before app.synth()`,
+      );
     }
     if (this.tokens.length === 0) this.ticket = ticket;
     this.tokens.push(token);

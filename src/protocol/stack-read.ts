@@ -21,13 +21,11 @@ export const STACK_READ_NEW_SLOTS = "new_slots";
 /** A query key without a token key: `terraform.workspace`, to find what this folder last applied. */
 export const STACK_READ_WORKSPACE = "workspace";
 
-
 /**
  * A key without a token key: the run's ticket (see RunTicket, encodeRunTicket). The plan-time read
  * makes it and returns it in its result; the reads after the writes get it in their query.
  */
 export const STACK_READ_TICKET = "ticket";
-
 
 /**
  * A result key without a token key: what the user must see even when the read succeeds, one line
@@ -110,7 +108,6 @@ export const StackReadResultField = {
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
   REASON: "reason",
 } as const;
-
 
 /** A token's attributes, as the stack's read reports them (all strings). */
 export interface TokenAttributes {

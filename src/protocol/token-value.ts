@@ -11,4 +11,3 @@ export const TokenValueField = {
   /** The account's variable prefix (not a secret); absent for the default account. */
   ENV_PREFIX: "env_prefix",
 } as const;
-

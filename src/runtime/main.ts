@@ -157,8 +157,18 @@ function stopSignal(command: string | undefined): AbortController {
  */
 export function runScript(): void {
   const stop = stopSignal(process.argv[2]);
-  const stdout = new FdWriter(1, () => process.stdout, undefined, () => stop.abort());
-  const stderr = new FdWriter(2, () => process.stderr, undefined, () => stop.abort());
+  const stdout = new FdWriter(
+    1,
+    () => process.stdout,
+    undefined,
+    () => stop.abort(),
+  );
+  const stderr = new FdWriter(
+    2,
+    () => process.stderr,
+    undefined,
+    () => stop.abort(),
+  );
   const extendWatchdog = startWatchdog(process.env, (t) => stderr.write(t));
   // stderr reaches Terraform's log for provisioners (merged with stdout) and for failed reads.
   const nodeLine = untestedNodeLineWarning(process.versions.node);

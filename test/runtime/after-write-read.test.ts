@@ -1,30 +1,24 @@
 /**
- * The stack's read after the writes: in a run, it takes the run's walk plus the tokens
- * created since, which carry the new tokens' values, instead of walking the account once per
- * group; it walks only when a value it must give is not among them. Run as Terraform runs it
- * (the bundled script), after provisioners of the same run walked and wrote.
+ * The stack's read after the writes of an account: it reads only the tokens the plan had no id
+ * for, from what was created since the plan's walk (the ticket's mark), newest first, instead of
+ * walking the account; it walks only when such a token is not among the newest (an old token
+ * adopted by name). Run as Terraform runs it (the bundled script).
  */
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { ApiClient } from "../../src/client/client";
-import { openNodeHttpSender } from "../../src/client/node-http-sender";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { encodeRunTicket } from "../../src/protocol";
-import { accountRefIn } from "../../src/runtime/account-identity";
-import { randomHex } from "../../src/runtime/io/crypto";
-import { withLatestTokens } from "../../src/runtime/run/run-walk";
-import type { RuntimeContext } from "../../src/shared/context";
-import { createOutput, Redactor } from "../../src/shared/output";
+import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../../src/runtime/account-identity";
+import { markOf } from "../../src/runtime/writer/latest-tokens";
 import { runProcess, SCRIPT_NODE, SCRIPT_PATH } from "../support/processes";
-import { runParentIn } from "../support/run-folders";
 
 const BUNDLE = path.join(__dirname, "..", "..", "lib", "assets", "gpucloud-tf.js");
 const USER = { username: "after-write-bot", password: "after-write-pw-77c2" };
 const OTHERS = 45;
 
-describe("the read after the writes takes the run's walk", () => {
+describe("the read after the writes", () => {
   const servers: RunningEmulator[] = [];
   afterAll(async () => Promise.all(servers.map((s) => s.close())));
 
@@ -40,22 +34,10 @@ describe("the read after the writes takes the run's walk", () => {
       GPUCLOUD_USERNAME: USER.username,
       GPUCLOUD_PASSWORD: USER.password,
       GPUCLOUD_TIMEOUT_SECONDS: "20",
-      // The run folder of this test alone.
-      TMPDIR: `${cwd}-tmp`,
     };
-    const ticket = { id: randomHex(16) };
-    const ctx: RuntimeContext = { cwd, env, out: createOutput(() => undefined, new Redactor([])), ticket };
-    const client = new ApiClient(
-      { baseUrl: api.url, credentials: { username: USER.username, password: USER.password }, totalTimeoutMs: 10_000 },
-      openNodeHttpSender,
-    );
-    const account = accountRefIn(env, undefined, undefined);
-    /** What the run's create halves do before the read: walk once, then write and record. */
-    const provisioners = async (write: (c: ApiClient) => Promise<{ id: string; name: string; token: string; created_at: number }>) =>
-      withLatestTokens(ctx, client, account, async () => {
-        const written = await write(client);
-        return { result: written, wrote: { ...written, description: null } };
-      });
+    const fingerprint = accountFingerprint(ledgerAccountOf(accountRefIn(env, undefined, undefined)));
+    // The plan's walk ended at the newest token there was then.
+    const plannedMark = markOf(api.tokens().map((t) => ({ ...t, token: "" })))!;
     const read = async (query: Record<string, string>) => {
       api.resetStats();
       const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], { cwd, env, stdin: JSON.stringify(query) });
@@ -63,87 +45,46 @@ describe("the read after the writes takes the run's walk", () => {
       expect(ran.code).toBe(0);
       return { result: JSON.parse(ran.stdout) as Record<string, string>, lists: api.stats().byRoute["GET /api-tokens"] ?? 0 };
     };
-    const folder = path.join(runParentIn(env.TMPDIR!), ticket.id);
-    const walkFiles = () => (existsSync(folder) ? readdirSync(folder) : []).filter((f) => f.endsWith(".walk.json"));
-    const afterWrite = (extra: Record<string, string>) => ({
+    const afterWrite = (extra: Record<string, string>, mark = plannedMark) => ({
       workspace: "default",
       after_write: "true",
-      ticket: encodeRunTicket(ticket),
+      ticket: encodeRunTicket({ accounts: [fingerprint], marks: { [fingerprint]: mark } }),
       ...extra,
     });
-    return { api, client, provisioners, read, walkFiles, afterWrite };
+    return { api, read, afterWrite };
   };
 
-  test("a created token's value comes from the tokens created since the walk: no walk of the account", async () => {
-    const { api, client, provisioners, read, afterWrite } = await setUp();
-    const created = await provisioners((c) => c.createToken({ name: "fresh-one" }));
-    // t1 is a token the plan-time read already found: the constructs take its value from that read.
-    const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "fresh-one", "t1.name": "other-7" }));
+  test("a created token's value comes from what was created since the plan: one list request, no walk", async () => {
+    const { api, read, afterWrite } = await setUp();
+    const created = api.addToken({ name: "new-one" });
+    const { result, lists } = await read(afterWrite({ "t0.name": "new-one", "t0.path": "s/new", "t1.name": "other-3", new_slots: "t0" }));
     expect(result["t0.id"]).toBe(created.id);
     expect(result["t0.token"]).toBe(created.token);
-    expect(result["t0.in_sync"]).toBe("true");
-    expect(result["t1.id"]).toBe(api.tokens().find((t) => t.name === "other-7")?.id);
-    expect(lists).toBeLessThanOrEqual(2);
-    await client.close();
+    // Only the new slot is read: the other token's attributes are the plan-time read's.
+    expect(result["t1.id"]).toBeUndefined();
+    expect(JSON.parse(result.ledger).t).toEqual({ "s/new": ["new-one", created.id, expect.any(String)] });
+    expect(lists).toBe(1);
   });
 
-  test("a token renamed through a hand-off (old, so not among the newest) makes the read walk for its value", async () => {
-    const { api, client, provisioners, read, afterWrite } = await setUp();
-    const old = api.tokens().find((t) => t.name === "other-3")!;
-    await provisioners((c) => c.updateToken(old.id, { name: "renamed-here" }));
-    const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "renamed-here" }));
-    expect(result["t0.id"]).toBe(old.id);
-    expect(result["t0.token"]).toBe(old.token);
-    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
-    await client.close();
+  test("a token adopted by name that is old (not among the newest) makes the read walk", async () => {
+    const { read, afterWrite } = await setUp();
+    const { result, lists } = await read(afterWrite({ "t0.name": "other-7", "t0.path": "s/adopted", new_slots: "t0" }));
+    expect(result["t0.name"]).toBe("other-7");
+    expect(lists).toBeGreaterThan(OTHERS / 10);
   });
 
-  test("the same rename, with no expression referring to its value or last use (not a listed slot): no walk, the id and name from the run's", async () => {
-    const { api, client, provisioners, read, afterWrite } = await setUp();
-    const old = api.tokens().find((t) => t.name === "other-4")!;
-    await provisioners((c) => c.updateToken(old.id, { name: "renamed-unlisted" }));
-    const { result, lists } = await read(afterWrite({ listed_slots: "", "t0.name": "renamed-unlisted" }));
-    expect(result["t0.id"]).toBe(old.id);
-    expect(result["t0.name"]).toBe("renamed-unlisted");
-    expect(result["t0.in_sync"]).toBe("true");
-    expect(lists).toBeLessThanOrEqual(2);
-    await client.close();
+  test("without a mark (an empty account at plan, or no ticket) the read walks", async () => {
+    const { api, read } = await setUp();
+    const created = api.addToken({ name: "new-two" });
+    const { result, lists } = await read({ workspace: "default", after_write: "true", "t0.name": "new-two", new_slots: "t0" });
+    expect(result["t0.id"]).toBe(created.id);
+    expect(lists).toBeGreaterThan(OTHERS / 10);
   });
 
-  test("a valueInState: false token renamed through a hand-off is walked for too: its last use is the API's, not the walk file's", async () => {
-    const { api, client, provisioners, read, afterWrite } = await setUp();
-    const old = api.tokens().find((t) => t.name === "other-5")!;
-    // A token in use: the walk file keeps no last use.
-    const user = new ApiClient({ baseUrl: api.url, credentials: { apiToken: old.token }, totalTimeoutMs: 10_000 }, openNodeHttpSender);
-    await user.listFlavors();
-    await user.close();
-    const lastUsed = api.tokens().find((t) => t.id === old.id)!.last_used;
-    expect(lastUsed).toBeGreaterThan(0);
-    await provisioners((c) => c.updateToken(old.id, { name: "renamed-quiet" }));
-    const { result, lists } = await read(afterWrite({ listed_slots: "t0", "t0.name": "renamed-quiet", "t0.value_in_state": "false" }));
-    expect(result["t0.id"]).toBe(old.id);
-    expect(result["t0.last_used"]).toBe(String(lastUsed));
-    expect(result["t0.token"]).toBe("");
-    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
-    await client.close();
-  });
-
-  test("before any provisioner took the run's walk (a read at plan time), the read walks and leaves no walk file for the apply", async () => {
-    const { api, client, read, walkFiles, afterWrite } = await setUp();
-    const { result, lists } = await read(afterWrite({ listed_slots: "", "t0.name": "other-2" }));
-    expect(result["t0.id"]).toBe(api.tokens().find((t) => t.name === "other-2")?.id);
-    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
-    // A walk taken now would be what the apply's create halves trust, blind to renames made before the apply.
-    expect(walkFiles()).toEqual([]);
-    await client.close();
-  });
-
-  test("without the run (no walk to share) the read walks", async () => {
-    const { client, provisioners, read } = await setUp();
-    const created = await provisioners((c) => c.createToken({ name: "fresh-three" }));
-    const { result, lists } = await read({ workspace: "default", after_write: "true", "t0.name": "fresh-three" });
-    expect(result["t0.token"]).toBe(created.token);
-    expect(lists).toBeGreaterThanOrEqual(Math.ceil(OTHERS / 10));
-    await client.close();
+  test("no new slot: the account is not even logged in to", async () => {
+    const { api, read, afterWrite } = await setUp();
+    const { result } = await read(afterWrite({ "t0.name": "other-1", new_slots: "" }));
+    expect(result["t0.id"]).toBeUndefined();
+    expect(api.stats().logins).toBe(0);
   });
 });

@@ -227,7 +227,7 @@ describe("runtime bundle", () => {
       const ran = await runProcess(SCRIPT_NODE, ["--require", preload, BUNDLE, "stack-read"], {
         cwd: workDir,
         env: { PATH: SCRIPT_PATH, ...credentials, GPUCLOUD_BASE_URL: emulator.url },
-        stdin: JSON.stringify({ "a1.name": "one-connection", workspace: "default", plan_time: "2026-11-01T10:00:00Z" }),
+        stdin: JSON.stringify({ "a1.name": "one-connection", workspace: "default" }),
       });
       expect(ran.stderr).not.toMatch(NODE_NOTICE);
       expect(ran.code).toBe(0);

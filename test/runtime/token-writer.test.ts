@@ -10,8 +10,8 @@ import path from "node:path";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { encodeRunTicket, WriterEnv, type WriterInputs, type WriterPlanned } from "../../src/protocol";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../../src/runtime/account-identity";
-import { decideWrite } from "../../src/runtime/writer/write-decision";
 import { writeTokens } from "../../src/runtime/writer/token-writer";
+import { decideWrite } from "../../src/runtime/writer/write-decision";
 import { createOutput, Redactor } from "../../src/shared/output";
 
 const USER = { username: "writer-bot", password: "writer-password-7d1e" };
@@ -43,7 +43,10 @@ describe("token writer", () => {
   });
 
   /** One writer run over `tokens`, as its provisioner starts it; resolves to its log (one line per entry). */
-  const write = async (tokens: readonly Wanted[], opts: { env?: NodeJS.ProcessEnv; stop?: AbortSignal; planEnv?: NodeJS.ProcessEnv } = {}): Promise<string[]> => {
+  const write = async (
+    tokens: readonly Wanted[],
+    opts: { env?: NodeJS.ProcessEnv; stop?: AbortSignal; planEnv?: NodeJS.ProcessEnv } = {},
+  ): Promise<string[]> => {
     const cwd = mkdtempSync(path.join(tmpdir(), "token-writer-"));
     folders.push(cwd);
     const inputs: WriterInputs = { v: 1, tokens: Object.fromEntries(tokens.map((t) => [t.path, [t.name, t.description ?? null]])) };
@@ -51,12 +54,19 @@ describe("token writer", () => {
     const planned: WriterPlanned = Object.fromEntries(tokens.map((t) => [t.path, { i: t.plannedId ?? "" }]));
     const lines: string[] = [];
     const env = { ...baseEnv(), ...opts.env };
-    const ticket = encodeRunTicket({ accounts: [accountFingerprint(ledgerAccountOf(accountRefIn(opts.planEnv ?? env, undefined, undefined)))] });
+    const ticket = encodeRunTicket({
+      accounts: [accountFingerprint(ledgerAccountOf(accountRefIn(opts.planEnv ?? env, undefined, undefined)))],
+    });
     try {
       await writeTokens({
         cwd,
         out: createOutput((t) => lines.push(t.trimEnd()), new Redactor([USER.password])),
-        env: { ...env, [WriterEnv.INPUTS]: "inputs.json", [`${WriterEnv.PLANNED_PREFIX}0`]: JSON.stringify(planned), [WriterEnv.TICKET]: ticket },
+        env: {
+          ...env,
+          [WriterEnv.INPUTS]: "inputs.json",
+          [`${WriterEnv.PLANNED_PREFIX}0`]: JSON.stringify(planned),
+          [WriterEnv.TICKET]: ticket,
+        },
         stop: opts.stop,
       });
     } catch (err) {
@@ -213,7 +223,13 @@ describe("token writer", () => {
 });
 
 describe("decideWrite", () => {
-  const token = (id: string, name: string, description = "") => ({ id, name, description, token: `v-${id}`, created_at: Number(id.slice(1)) });
+  const token = (id: string, name: string, description = "") => ({
+    id,
+    name,
+    description,
+    token: `v-${id}`,
+    created_at: Number(id.slice(1)),
+  });
 
   test("the plan's id wins over a token of the name; a folded spelling is the name, not a rename", () => {
     const tokens = [token("t1", "ci"), token("t2", "CI ")];

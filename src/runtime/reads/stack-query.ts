@@ -38,12 +38,7 @@ export interface StackQuery {
 }
 
 /** Query keys of the read itself rather than of a token or lookup. */
-const READ_KEYS: ReadonlySet<string> = new Set([
-  STACK_READ_AFTER_WRITE,
-  STACK_READ_WORKSPACE,
-  STACK_READ_TICKET,
-  STACK_READ_NEW_SLOTS,
-]);
+const READ_KEYS: ReadonlySet<string> = new Set([STACK_READ_AFTER_WRITE, STACK_READ_WORKSPACE, STACK_READ_TICKET, STACK_READ_NEW_SLOTS]);
 
 /** Splits the flat query (`<key>.<field>`) into one entry per managed token or lookup. */
 export function parseStackQuery(query: Record<string, string>): StackQuery {

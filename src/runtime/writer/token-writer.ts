@@ -1,5 +1,5 @@
-import type { ApiClient } from "../../client/client";
 import { wasAdoptedAfterLostResponse } from "../../client/ambiguous-create";
+import type { ApiClient } from "../../client/client";
 import { foldTokenName } from "../../protocol";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { errorMessage } from "../../shared/error-message";
@@ -98,7 +98,8 @@ class WriterRun {
         this.ctx.out.addSecrets([created.token]);
         latest.record(created);
         this.checkStoredName(w, created);
-        if (!wasAdoptedAfterLostResponse(created)) this.ctx.out.info(`created API token "${created.name}" (id ${created.id}) for ${w.path}`);
+        if (!wasAdoptedAfterLostResponse(created))
+          this.ctx.out.info(`created API token "${created.name}" (id ${created.id}) for ${w.path}`);
       } else if (decision.kind === "update") {
         const description = w.description ?? decision.token.description ?? undefined;
         const updated = await client.updateToken(decision.token.id, { name: w.name, description });
