@@ -103,26 +103,6 @@ export function accountSwitch(
 }
 
 /**
- * A warning for each ApiToken whose account changed in the code (another prefix than its entry in the
- * ledger): a token of its name is created or adopted on the new account, and the one the last apply
- * managed stays active on the old one, since the API has no delete.
- */
-export function movedAccountWarnings(
-  managed: ReadonlyArray<{ readonly m: ManagedToken; readonly entry: LedgerToken | undefined }>,
-  defaultPrefix: string,
-): string[] {
-  return managed.flatMap(({ m, entry }) => {
-    const prefix = m.envPrefix ?? defaultPrefix;
-    if (entry === undefined || entry.id === "" || entry.account.prefix === prefix) return [];
-    return [
-      `API token "${entry.name}" (id ${entry.id}), which the ApiToken "${m.path}" managed on ${accountLabel(entry.account)} ` +
-        `(account ${entry.account.prefix}*), stays ACTIVE there: the ApiToken is now on account ${prefix}*, where a token named ` +
-        `"${m.name}" is created or adopted instead. Revoke token ${entry.id} on the old account if nothing uses it.`,
-    ];
-  });
-}
-
-/**
  * A warning for each token the last apply managed whose ApiToken is no longer configured (under
  * neither its path, nor its name or a previous name of another): it stays active, since the API has
  * no delete. Not when its account is read and no longer lists it (revoked already).

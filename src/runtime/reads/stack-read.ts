@@ -24,15 +24,7 @@ import { groupByAccount } from "../account-groups";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../account-identity";
 import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
 import { markOf } from "../writer/latest-tokens";
-import {
-  accountSwitch,
-  movedAccountWarnings,
-  notThePlansAccount,
-  pinError,
-  removedTokenWarnings,
-  uncheckedNotNeeded,
-  unknownLastApply,
-} from "./account-checks";
+import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, uncheckedNotNeeded, unknownLastApply } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type LastManaged, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
@@ -127,9 +119,6 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
     report.result[STACK_READ_TICKET] = encodeRunTicket({ accounts: [...accounts].sort(), marks });
     if (lastApply.known && lastApply.unfinished !== undefined) report.warnInPlan(lastApply.unfinished);
     if (lastApply.known && lastApply.ledger !== undefined) {
-      const last = lastApply.ledger;
-      const entries = stack.tokens.map((m) => ({ m, entry: last.get(m.path) }));
-      for (const line of movedAccountWarnings(entries, DEFAULT_ENV_PREFIX)) report.warnInPlan(line);
       for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(ledgerAccountKey(a))))
         report.warnInPlan(line);
     }
