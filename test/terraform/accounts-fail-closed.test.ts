@@ -165,9 +165,11 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
   test("a first apply with -target leaves no ledger: another account's plan fails closed; one unchecked apply writes the ledger, and the check works again", async () => {
     const db = await pg.createDatabase("target");
     const first = await job(db, token, prod());
+    // The stack's token writes all go through its one writer: the target of a partial first apply.
     const synthesized = JSON.parse(readFileSync(path.join(first.dir, "cdk.tf.json"), "utf8"));
-    const sync = Object.keys(synthesized.resource.null_resource)[0];
-    await first.apply({ check: true, args: [`-target=null_resource.${sync}`] });
+    expect(Object.keys(synthesized.resource.null_resource)).toEqual(["gpucloud_token_writer"]);
+    const writer = "null_resource.gpucloud_token_writer";
+    await first.apply({ check: true, args: [`-target=${writer}`] });
     const [prodToken] = named(prodApi, "fc-ci");
     expect(Object.keys(await first.output())).not.toContain("gpucloud_token_ledger");
 
@@ -176,7 +178,7 @@ describeWithTerraformAndPostgres("a plan that cannot tell the account fails clos
     expect(other.exitCode).toBe(1);
     expectRefusedNamingTheWaysOn(
       other.stderr,
-      `the state holds this library's token writes (null_resource.${sync}) but no gpucloud_token_ledger output: a first apply with -target`,
+      `the state holds this library's token writes (${writer}) but no gpucloud_token_ledger output: a first apply with -target`,
       "Finish it with a full apply (no -target) or the destroy again",
       staging(),
     );

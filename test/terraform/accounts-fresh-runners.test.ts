@@ -133,7 +133,8 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
       new ApiToken(stack, "fr-keep", { name: "fr-keep" });
       new ApiToken(stack, "fr-old", { name: "fr-new", previousNames: ["fr-old"] });
     };
-    await (await job(db, renaming, staging())).apply({ check: true });
+    const renamedLog = oneLine((await (await job(db, renaming, staging())).apply({ check: true })).stdout);
+    expect(renamedLog).toContain(`API token "fr-old" (id ${renamed.id}) for s/fr-old: renamed "fr-old" to "fr-new"`);
     expect(named(fx.emulator, "fr-new")).toEqual([expect.objectContaining({ id: renamed.id })]);
 
     const removing = await job(db, (stack) => new ApiToken(stack, "fr-keep", { name: "fr-keep" }), staging());
@@ -164,7 +165,8 @@ describeWithTerraformAndPostgres("the account a stack manages, on fresh runners 
     const [old] = named(fx.emulator, "fr-cbd-old");
     const renaming = await job(db, withConsumer("fr-cbd-new"), staging());
     const applied = oneLine((await renaming.apply({ check: true })).stdout);
-    expect(applied).toContain(`renaming "fr-cbd-old" (id ${old.id}), the token the last apply managed for this ApiToken`);
+    // The plan-time read found the ledger's token for the path; the writer renamed that id.
+    expect(applied).toContain(`API token "fr-cbd-old" (id ${old.id}) for s/fr-cbd: renamed "fr-cbd-old" to "fr-cbd-new"`);
     expect(named(fx.emulator, "fr-cbd-new")).toEqual([expect.objectContaining({ id: old.id, token: old.token })]);
     expect(named(fx.emulator, "fr-cbd-old")).toEqual([]);
     await expectSteadyPlan(await job(db, withConsumer("fr-cbd-new"), staging()));

@@ -12,12 +12,30 @@ import { App, LocalBackend, TerraformOutput, TerraformStack } from "cdktf";
 import { ApiToken, FlavorPreference, Flavors, GpuCloudAccount } from "../../src";
 import type { RunningEmulator } from "../../src/emulator";
 import type { SynthFolder } from "../support/synth-folder";
-import { type CommandResult, describeWithTerraform, type TerraformRunner } from "../support/terraform";
+import { type CommandResult, describeWithTerraform, oneLine, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const STAGING = { username: "staging-bot", password: "staging-password-6d1e" };
 const PROD = { username: "prod-bot", password: "prod-password-93fa-secret" };
 const STACK = "two-accounts";
+
+/** The trigger lines the plan text shows for the writer `name` (`- "two-accounts/mover.name" = "mover" -> null`), sorted. */
+function writerKeys(text: string, name: string): string[] {
+  const block = new RegExp(`resource "null_resource" "${name}" \\{[\\s\\S]*?\\n {4}\\}`).exec(text)?.[0] ?? "";
+  return [...block.matchAll(/^\s*([~+-])\s+("[\w/-]+\.(?:name|description|in_sync)")\s+=\s+(.*?)\s*$/gm)]
+    .map((m) => oneLine(`${m[1]} ${m[2]} = ${m[3]}`))
+    .sort();
+}
+
+/** The state's null_resources (the token writers), each with its trigger keys, sorted. */
+async function writersInState(tf: TerraformRunner): Promise<Record<string, string[]>> {
+  const resources = (await tf.show()).values?.root_module?.resources ?? [];
+  return Object.fromEntries(
+    resources
+      .filter((r) => r.type === "null_resource")
+      .map((r) => [r.address, Object.keys(r.values.triggers as Record<string, string>).sort()]),
+  );
+}
 
 describeWithTerraform("two accounts in one stack, under real Terraform", () => {
   // The default account is the fixture's emulator; prod is one more.
@@ -85,6 +103,27 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     const outputs = await tf.output();
     expect(outputs.staging_ci_id.value).toBe(stagingCi[0].id);
     expect(outputs.prod_ci_id.value).toBe(prodCi[0].id);
+    // One writer per account, each holding the keys of its own account's tokens only.
+    expect(await writersInState(tf)).toEqual({
+      "null_resource.gpucloud_token_writer": [
+        "two-accounts/mover.in_sync",
+        "two-accounts/mover.name",
+        "two-accounts/staging-ci.description",
+        "two-accounts/staging-ci.in_sync",
+        "two-accounts/staging-ci.name",
+      ],
+      "null_resource.gpucloud_token_writer_gpucloud_prod": [
+        "account.env_prefix",
+        "two-accounts/prod-ci.description",
+        "two-accounts/prod-ci.in_sync",
+        "two-accounts/prod-ci.name",
+        "two-accounts/prod-deploy.in_sync",
+        "two-accounts/prod-deploy.name",
+      ],
+    });
+    const log = oneLine(apply.stdout);
+    expect(log).toContain(`created API token "ci" (id ${stagingCi[0].id}) for two-accounts/staging-ci`);
+    expect(log).toContain(`created API token "ci" (id ${prodCi[0].id}) for two-accounts/prod-ci`);
   });
 
   test("the steady plan has no changes and logs in once per account", async () => {
@@ -114,19 +153,37 @@ describeWithTerraform("two accounts in one stack, under real Terraform", () => {
     );
   });
 
-  test("moving an ApiToken to another account creates it there and warns that the old token stays active", async () => {
+  test("moving an ApiToken to another account moves its keys from one writer to the other, creates it there and warns that the old token stays active", async () => {
     const old = staging.tokens().find((t) => t.name === "mover")!;
     synth(true);
-    const apply = keep(await tf.apply());
-    expect(apply.exitCode).toBe(0);
-    expect(prod.tokens().filter((t) => t.name === "mover")).toHaveLength(1);
-    expect(staging.tokens().find((t) => t.id === old.id)?.name).toBe("mover");
-    const log = apply.stdout.replace(/\s+/g, " ");
-    expect(log).toContain(
-      `API token "mover" (id ${old.id}) was released on another account or API address than this one (account GPUCLOUD_PROD_*)`,
+    const plan = keep(await tf.plan({ check: true }));
+    // Each account's writer is replaced: the default one loses the token's keys, prod's gains them.
+    expect(writerKeys(plan.stdout, "gpucloud_token_writer")).toEqual([
+      '- "two-accounts/mover.in_sync" = "true" -> null',
+      '- "two-accounts/mover.name" = "mover" -> null',
+    ]);
+    expect(writerKeys(plan.stdout, "gpucloud_token_writer_gpucloud_prod")).toEqual([
+      '+ "two-accounts/mover.in_sync" = (known after apply)',
+      '+ "two-accounts/mover.name" = "mover"',
+    ]);
+    // In the plan the reviewer approves, from the state's ledger.
+    expect(oneLine(plan.stdout)).toContain(
+      `API token "mover" (id ${old.id}) on user ${STAGING.username} at ${staging.url.replace(/\/+$/, "")} (account GPUCLOUD_*) ` +
+        `stays ACTIVE: the ApiToken "two-accounts/mover" moved to the account GPUCLOUD_PROD_*`,
     );
-    expect(log).toContain(`"mover" (id ${old.id}) stays ACTIVE on the other`);
-    expect(keep(await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+    staging.resetStats();
+    const apply = keep(await tf.apply({ planFile: plan.planFile }));
+    expect(apply.exitCode).toBe(0);
+    const [moved] = prod.tokens().filter((t) => t.name === "mover");
+    expect(prod.tokens().filter((t) => t.name === "mover")).toHaveLength(1);
+    expect(oneLine(apply.stdout)).toContain(`created API token "mover" (id ${moved.id}) for two-accounts/mover`);
+    // The old token is left as it was: the default account's writer ran for its other token, in sync, and wrote nothing.
+    expect(staging.stats().tokenWrites).toBe(0);
+    expect(staging.tokens().find((t) => t.id === old.id)?.name).toBe("mover");
+    // Said once: the ledger now holds the token on prod.
+    const again = keep(await tf.plan({ detailedExitCode: true }));
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).not.toContain("stays ACTIVE");
   });
 
   test("the second account's password is in no line Terraform printed (TF_LOG=trace included) and not in the state", async () => {
@@ -187,6 +244,18 @@ describeWithTerraform("two accounts on one API address, under real Terraform", (
       ["a", "shared"],
       ["b", "shared"],
     ]);
+    // Two writers: the default account's with a digest of the construct's baseUrl, b's with its prefix too.
+    const writers = await writersInState(tf);
+    expect(Object.keys(writers).sort()).toEqual([
+      expect.stringMatching(/^null_resource\.gpucloud_token_writer_[0-9a-f]{8}$/),
+      expect.stringMatching(/^null_resource\.gpucloud_token_writer_gpucloud_b_[0-9a-f]{8}$/),
+    ]);
+    expect(Object.entries(writers).map(([address, keys]) => [address.includes("_gpucloud_b_") ? "b" : "a", keys])).toEqual(
+      expect.arrayContaining([
+        ["a", ["account.base_url", "one-url/in-a.in_sync", "one-url/in-a.name"]],
+        ["b", ["account.base_url", "account.env_prefix", "one-url/in-b.in_sync", "one-url/in-b.name"]],
+      ]),
+    );
     fx.emulator.resetStats();
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
     expect(fx.emulator.stats().logins).toBe(2);

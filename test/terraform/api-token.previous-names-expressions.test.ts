@@ -1,12 +1,13 @@
 /**
  * previousNames taken from Terraform expressions (here variables) under real Terraform: the
- * provisioner receives them as one JSON array that Terraform encodes, so a name holding `"` or
- * `\` is one previous name, never broken JSON and never an extra name nobody wrote.
+ * plan-time read receives each as one query item that Terraform encodes, and resolves it to the id
+ * the writer renames, so a name holding `"` or `\` is one previous name, never broken JSON and
+ * never an extra name nobody wrote.
  */
 import { TerraformVariable } from "cdktf";
 
 import { ApiToken } from "../../src";
-import { describeWithTerraform } from "../support/terraform";
+import { describeWithTerraform, oneLine } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "previous-bot", password: "previous-password-41c9" };
@@ -31,6 +32,9 @@ describeWithTerraform("ApiToken previousNames from variables, under real Terrafo
     expect(apply.exitCode).toBe(0);
     expect(fx.emulator.tokens().find((t) => t.id === b.id)?.name).toBe("b");
     expect(fx.named("quote-new")).toHaveLength(1);
+    const [created] = fx.named("quote-new");
+    expect(created.id).not.toBe(b.id);
+    expect(oneLine(apply.stdout)).toContain(`created API token "quote-new" (id ${created.id}) for quote/token`);
     expect((await tf.plan({ check: true, detailedExitCode: true })).exitCode).toBe(0);
   });
 
@@ -39,7 +43,10 @@ describeWithTerraform("ApiToken previousNames from variables, under real Terrafo
     const tf = await deploy("backslash", "back\\slash", "backslash-new");
     const apply = await tf.apply();
     expect(apply.exitCode).toBe(0);
-    expect(apply.stdout).toContain("a previous name");
+    // The plan found the token by its previous name; the writer renamed that id.
+    expect(oneLine(apply.stdout)).toContain(
+      `API token "back\\slash" (id ${old.id}) for backslash/token: renamed "back\\slash" to "backslash-new"`,
+    );
     expect(fx.emulator.tokens().find((t) => t.id === old.id)?.name).toBe("backslash-new");
     expect(fx.named("backslash-new")).toHaveLength(1);
     expect((await tf.plan({ check: true, detailedExitCode: true })).exitCode).toBe(0);

@@ -22,6 +22,12 @@ const STAGING = { username: "staging-bot", password: "staging-password-cli-81d2"
 const PROD = { username: "prod-bot", password: "prod-password-cli-4e77" };
 const STACKS = ["staging", "prod"] as const;
 
+/** The parts of a local state file read here. */
+interface TfState {
+  resources: { type: string; name: string }[];
+  outputs: Record<string, { value: string }>;
+}
+
 /** The README's two-stack app, on the built library. */
 function appSource(root: string): string {
   return `const { App, LocalBackend, TerraformOutput, TerraformStack } = require(${JSON.stringify(path.join(root, "node_modules", "cdktf"))});
@@ -103,7 +109,7 @@ describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", (
     if (project && process.env.KEEP_TF_TEST_DIRS !== "1") rmSync(project, { recursive: true, force: true });
   });
 
-  test("one `cdktf deploy staging prod` creates each stack's token on its own account", async () => {
+  test("one `cdktf deploy staging prod` creates each stack's token on its own account, through that stack's writer of the account", async () => {
     const out = expectOk(await cdktf(["deploy", ...STACKS, "--auto-approve", "--skip-provider-lock", "--no-color"]));
     const onStaging = staging.tokens().filter((t) => t.name === "ci-pipeline");
     const onProd = prod.tokens().filter((t) => t.name === "ci-pipeline");
@@ -112,12 +118,20 @@ describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", (
     expect(out).toContain(`token_id = "${onStaging[0].id}"`);
     expect(out).toContain(`token_id = "${onProd[0].id}"`);
     for (const stack of STACKS) {
-      const state = readFileSync(path.join(project, "cdktf.out", "stacks", stack, "terraform.tfstate"), "utf8");
-      expect(state).toContain((stack === "staging" ? onStaging : onProd)[0].id);
-      // Each stack's provisioner ran in its own folder (its record of the applied token is there).
-      expect(
-        readdirSync(path.join(project, "cdktf.out", "stacks", stack, ".gpucloud-handoff")).filter((f) => f.endsWith(".applied.json")),
-      ).toHaveLength(1);
+      const dir = path.join(project, "cdktf.out", "stacks", stack);
+      const token = (stack === "staging" ? onStaging : onProd)[0];
+      const account = stack === "staging" ? staging : prod;
+      const state = JSON.parse(readFileSync(path.join(dir, "terraform.tfstate"), "utf8")) as TfState;
+      // Each stack's one writer is its account's (it read its inputs file relative to its own stack folder).
+      expect(state.resources.filter((r) => r.type === "null_resource").map((r) => r.name)).toEqual([
+        `gpucloud_token_writer_gpucloud_${stack}`,
+      ]);
+      expect(out).toContain(`created API token "ci-pipeline" (id ${token.id}) for ${stack}/ci`);
+      // The stack's ledger holds its token on its account; nothing else is kept beside the state.
+      expect(JSON.parse(state.outputs.gpucloud_token_ledger.value).t).toEqual({
+        [`${stack}/ci`]: ["ci-pipeline", token.id, `GPUCLOUD_${stack.toUpperCase()}_ ${account.url.replace(/\/+$/, "")}`],
+      });
+      expect(readdirSync(dir).filter((f) => f.startsWith(".gpucloud"))).toEqual([]);
     }
   }, 180_000);
 

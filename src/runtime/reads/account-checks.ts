@@ -1,5 +1,6 @@
 import {
   accountEnv,
+  DEFAULT_ENV_PREFIX,
   foldTokenName,
   type LedgerAccount,
   type LedgerToken,
@@ -103,26 +104,37 @@ export function accountSwitch(
 }
 
 /**
- * A warning for each token the last apply managed whose ApiToken is no longer configured (under
- * neither its path, nor its name or a previous name of another): it stays active, since the API has
- * no delete. Not when its account is read and no longer lists it (revoked already).
+ * A warning for each token the last apply managed whose ApiToken is no longer configured on its
+ * account (under neither its path, nor its name or a previous name of another ApiToken of that
+ * account): it stays active, since the API has no delete. An ApiToken moved to another account
+ * leaves its old token behind, warned the same way. Not when its account is read and no longer
+ * lists it (revoked already).
  */
 export function removedTokenWarnings(
   ledger: ReadonlyMap<string, LedgerToken>,
   managed: readonly ManagedToken[],
   listedOn: (account: LedgerAccount) => readonly TokenView[] | undefined,
 ): string[] {
-  const paths = new Set(managed.map((m) => m.path));
-  const names = new Set(managed.flatMap((m) => [m.name, ...m.previousNames]).map(foldTokenName));
+  const prefixOf = (m: ManagedToken) => m.envPrefix ?? DEFAULT_ENV_PREFIX;
+  const byPath = new Map(managed.map((m) => [m.path, m]));
+  const names = new Set(managed.flatMap((m) => [m.name, ...m.previousNames].map((name) => `${prefixOf(m)} ${foldTokenName(name)}`)));
   const lines: string[] = [];
   for (const [path, token] of ledger) {
-    if (paths.has(path) || names.has(foldTokenName(token.name)) || token.id === "") continue;
+    const now = byPath.get(path);
+    const movedTo = now !== undefined && prefixOf(now) !== token.account.prefix ? prefixOf(now) : undefined;
+    if (
+      (now !== undefined && movedTo === undefined) ||
+      names.has(`${token.account.prefix} ${foldTokenName(token.name)}`) ||
+      token.id === ""
+    )
+      continue;
     const listed = listedOn(token.account);
     if (listed !== undefined && !listed.some((t) => t.id === token.id)) continue;
     const unless = listed === undefined ? ", unless it was revoked since" : "";
+    const why = movedTo === undefined ? "is no longer in the stack" : `moved to the account ${movedTo}*`;
     lines.push(
       `API token "${token.name}" (id ${token.id}) on ${accountLabel(token.account)} (account ${token.account.prefix}*) stays ACTIVE${unless}: ` +
-        `the ApiToken "${path}" is no longer in the stack, and the GPU cloud API has no delete operation. Revoke it in the cloud console ` +
+        `the ApiToken "${path}" ${why}, and the GPU cloud API has no delete operation. Revoke it in the cloud console ` +
         `if nothing uses it; an ApiToken named "${token.name}" would adopt it again.`,
     );
   }
