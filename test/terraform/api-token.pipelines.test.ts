@@ -1,12 +1,13 @@
 /**
  * ApiToken where pipelines really start Terraform (issue 21): terraform as pid 1 of a container
  * without an init, `node` on PATH as a version manager's shim that starts the real node as its
- * child, a non-English locale. Create, a rename through the hand-off, a rename with
- * previousNames and a steady plan behave as on a developer's laptop: the run that both halves of
- * a replacement belong to is Terraform's `plantimestamp()`, not anything read from the process
- * table. Each case asserts Terraform's output and the API's state.
+ * child, a non-English locale. Create, a rename from the state's ledger, a rename with
+ * previousNames and a steady plan behave as on a developer's laptop: the stack's one writer makes
+ * every write of the run in one process (issue 41), and nothing but Terraform's own files is
+ * written in the stack folder, the temp folder or the home. Each case asserts Terraform's output
+ * and the API's state.
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -14,8 +15,9 @@ import { TerraformOutput, TerraformResource, type TerraformStack } from "cdktf";
 
 import { ApiToken, type ApiTokenProps } from "../../src";
 import { expectSteadyPlan } from "../support/steady-plan";
-import { describeWithTerraform, handoffFiles, oneLine, pid1Available, type TerraformRunner } from "../support/terraform";
+import { describeWithTerraform, oneLine, pid1Available, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
+import { changedFiles, notTerraformsOwn, snapshotFiles } from "../support/written-files";
 
 const USER = { username: "pipeline-bot", password: "pipeline-password-77e2" };
 
@@ -36,6 +38,9 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
   class Project {
     readonly folder = fx.folder({ prefix: "gpucloud-pipelines-", stackId: "tokens" });
     readonly dir = this.folder.dir;
+    /** The job's own temp folder and home, empty: nothing of the library's may appear in them. */
+    readonly tmp = mkdtempSync(path.join(tmpdir(), "gpucloud-pipelines-tmp-"));
+    readonly home = mkdtempSync(path.join(tmpdir(), "gpucloud-pipelines-home-"));
     tf!: TerraformRunner;
 
     synth(props: ApiTokenProps): this {
@@ -56,12 +61,26 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     }
 
     async init(opts: { asPid1: boolean; env: NodeJS.ProcessEnv }): Promise<TerraformRunner> {
-      this.tf = await fx.init(this.dir, { env: fx.env(opts.env), asPid1: opts.asPid1, timeoutMs: 120_000 });
+      this.tf = await fx.init(this.dir, {
+        env: fx.env({ TMPDIR: this.tmp, HOME: this.home, ...opts.env }),
+        asPid1: opts.asPid1,
+        timeoutMs: 120_000,
+      });
       return this.tf;
     }
 
-    handoffs(): string[] {
-      return handoffFiles(this.dir);
+    /**
+     * Runs one terraform command and expects it to write nothing but Terraform's own files in the
+     * stack folder, and nothing at all in the temp folder or the home.
+     */
+    async writesNothing<T>(run: () => Promise<T>): Promise<T> {
+      const before = snapshotFiles(this.dir);
+      const result = await run();
+      expect(notTerraformsOwn(changedFiles(before, snapshotFiles(this.dir)))).toEqual([]);
+      expect(existsSync(path.join(this.dir, ".gpucloud-handoff"))).toBe(false);
+      expect(readdirSync(this.tmp)).toEqual([]);
+      expect(readdirSync(this.home)).toEqual([]);
+      return result;
     }
   }
 
@@ -76,43 +95,50 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
     ],
   ];
 
-  test.each(cases)("%s: create, rename without and with previousNames, steady plan", async (_what, tag, how) => {
-    if (how.asPid1 && !pid1.ok) {
-      console.warn(`Skipping the pid-1 case: ${pid1.reason}`);
-      return;
-    }
-    const callsBefore = shim.calls();
-    const p = new Project().synth({ name: `${tag}-a`, description: "v1" });
-    const tf = await p.init(how);
+  test.each(cases)(
+    "%s: create, rename without and with previousNames, steady plan; nothing written but the state",
+    async (_what, tag, how) => {
+      if (how.asPid1 && !pid1.ok) {
+        console.warn(`Skipping the pid-1 case: ${pid1.reason}`);
+        return;
+      }
+      const callsBefore = shim.calls();
+      const p = new Project().synth({ name: `${tag}-a`, description: "v1" });
+      const tf = await p.init(how);
 
-    const created = oneLine((await tf.apply({ check: true })).stdout);
-    const [token] = named(`${tag}-a`);
-    expect(created).toContain(`created API token "${tag}-a" (id ${token.id})`);
-    if (how.asPid1) expect(created).toMatch(/shell-parent=1(?!\d)/);
-    else expect(created).not.toMatch(/shell-parent=1(?!\d)/);
-    const count = fx.emulator.tokens().length;
+      const created = oneLine((await p.writesNothing(() => tf.apply({ check: true }))).stdout);
+      const [token] = named(`${tag}-a`);
+      expect(created).toContain(`created API token "${tag}-a" (id ${token.id}) for tokens/ci`);
+      expect(created).toContain("gpucloud: 1 of 1 tokens written");
+      if (how.asPid1) expect(created).toMatch(/shell-parent=1(?!\d)/);
+      else expect(created).not.toMatch(/shell-parent=1(?!\d)/);
+      const count = fx.emulator.tokens().length;
 
-    // A rename without previousNames: the destroy half hands the token to the create half of this run.
-    p.synth({ name: `${tag}-b`, description: "v1" });
-    const renamed = oneLine((await tf.apply({ check: true })).stdout);
-    expect(renamed).toContain(`API token id ${token.id}: renamed "${tag}-a" to "${tag}-b"`);
-    expect(renamed).not.toContain("released by an earlier terraform run");
-    expect(named(`${tag}-b`)).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
-    expect(p.handoffs()).toEqual([]);
+      // A rename without previousNames: the state's ledger gives the writer the token's id.
+      p.synth({ name: `${tag}-b`, description: "v1" });
+      const renamed = oneLine((await p.writesNothing(() => tf.apply({ check: true }))).stdout);
+      expect(renamed).toContain(`~ "tokens/ci.name" = "${tag}-a" -> "${tag}-b"`);
+      expect(renamed).toContain(`API token "${tag}-a" (id ${token.id}) for tokens/ci: renamed "${tag}-a" to "${tag}-b"`);
+      expect(renamed).not.toContain("created API token");
+      expect(named(`${tag}-b`)).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
 
-    // A rename with previousNames, and a description change with it.
-    p.synth({ name: `${tag}-c`, description: "v2", previousNames: [`${tag}-b`] });
-    await tf.apply({ check: true });
-    expect(named(`${tag}-c`)).toEqual([expect.objectContaining({ id: token.id, description: "v2" })]);
-    expect(fx.emulator.tokens()).toHaveLength(count);
-    expect((await tf.output()).token_id.value).toBe(token.id);
+      // A rename with previousNames, and a description change with it.
+      p.synth({ name: `${tag}-c`, description: "v2", previousNames: [`${tag}-b`] });
+      const both = oneLine((await p.writesNothing(() => tf.apply({ check: true }))).stdout);
+      expect(both).toContain(
+        `API token "${tag}-b" (id ${token.id}) for tokens/ci: renamed "${tag}-b" to "${tag}-c", updated the description`,
+      );
+      expect(named(`${tag}-c`)).toEqual([expect.objectContaining({ id: token.id, description: "v2" })]);
+      expect(fx.emulator.tokens()).toHaveLength(count);
+      expect((await tf.output()).token_id.value).toBe(token.id);
 
-    await expectSteadyPlan(tf);
-    // The shim was what ran the scripts (provisioners and the stack's read), not a node found otherwise.
-    if (how.shim) expect(shim.calls() - callsBefore).toBeGreaterThanOrEqual(6);
-  });
+      await p.writesNothing(() => expectSteadyPlan(tf));
+      // The shim was what ran the scripts (the writer and the stack's reads), not a node found otherwise.
+      if (how.shim) expect(shim.calls() - callsBefore).toBeGreaterThanOrEqual(6);
+    },
+  );
 
-  test("a saved plan applied seconds later: both halves of its rename share the plan's run; the same token", async () => {
+  test("a saved plan applied seconds later renames the token the plan showed", async () => {
     const p = new Project().synth({ name: "saved-a" });
     const tf = await p.init({ asPid1: false, env: {} });
     await tf.apply({ check: true });
@@ -120,38 +146,37 @@ describeWithTerraform("ApiToken where pipelines run terraform: pid 1, a node shi
 
     p.synth({ name: "saved-b" });
     const plan = await tf.plan({ check: true });
+    expect(oneLine(plan.stdout)).toContain(`~ "tokens/ci.name" = "saved-a" -> "saved-b"`);
     await new Promise((r) => setTimeout(r, 1_500));
     const applied = oneLine((await tf.apply({ check: true, planFile: plan.planFile })).stdout);
-    expect(applied).toContain(`API token id ${token.id}: renamed "saved-a" to "saved-b"`);
-    expect(named("saved-b")).toEqual([expect.objectContaining({ id: token.id })]);
+    expect(applied).toContain(`API token "saved-a" (id ${token.id}) for tokens/ci: renamed "saved-a" to "saved-b"`);
+    expect(named("saved-b")).toEqual([expect.objectContaining({ id: token.id, token: token.token })]);
+    expect(named("saved-a")).toEqual([]);
+    expect((await tf.output()).token_id.value).toBe(token.id);
   });
 
-  test("destroy, then at once a deploy under another name: a hand-off released before the plan is another run's, so a new token, said so", async () => {
+  test("destroy, then at once a deploy under another name: the destroy says the token stays ACTIVE; the deploy makes a new token", async () => {
     const p = new Project().synth({ name: "fast-a" });
     const tf = await p.init({ asPid1: false, env: {} });
     await tf.apply({ check: true });
     const [old] = named("fast-a");
-    await tf.destroy({ check: true });
-    const [file] = p.handoffs();
-    const handoffPath = path.join(p.dir, ".gpucloud-handoff", file);
-    // The destroy's plan time is the run's plan timestamp (RFC 3339, to the second).
-    const released = readFileSync(handoffPath, "utf8");
-    expect(JSON.parse(released)).toMatchObject({
-      id: old.id,
-      name: "fast-a",
-      planTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
-    });
+    // The destroy leaves nothing for a later run to take over: no hand-off, no record.
+    const destroyed = oneLine((await p.writesNothing(() => tf.destroy({ check: true }))).stdout);
+    expect(destroyed).toContain(
+      'API token "fast-a" on the account GPUCLOUD_* stays ACTIVE: the stack is being destroyed, and the GPU cloud API has no delete operation.',
+    );
 
-    // The plan's read runs before any write of its run and says when in its ticket: a hand-off released
-    // before it is an earlier run's, also one of the same second (runs on this emulator take well under one).
-    // The read itself writes nothing: a plan beside an apply (no state lock) cannot undo the apply's hand-off.
+    // The state holds no ledger any more: the new name is a new token, the old one is left as it was.
     p.synth({ name: "fast-b" });
     const plan = await tf.plan({ check: true });
-    expect(readFileSync(handoffPath, "utf8")).toBe(released);
+    expect(oneLine(plan.stdout)).toContain(`+ "tokens/ci.name" = "fast-b"`);
     const applied = oneLine((await tf.apply({ check: true, planFile: plan.planFile })).stdout);
-    expect(applied).toMatch(new RegExp(`WARNING: API token "fast-a" \\(id ${old.id}\\) was released by an earlier terraform run`));
-    expect(named("fast-a")).toEqual([expect.objectContaining({ id: old.id })]);
+    const [fresh] = named("fast-b");
+    expect(fresh.id).not.toBe(old.id);
+    expect(applied).toContain(`created API token "fast-b" (id ${fresh.id}) for tokens/ci`);
+    expect(applied).not.toContain(old.id);
+    expect(named("fast-a")).toEqual([expect.objectContaining({ id: old.id, token: old.token })]);
     expect(named("fast-b")).toHaveLength(1);
-    expect(named("fast-b")[0].id).not.toBe(old.id);
+    expect((await tf.output()).token_id.value).toBe(fresh.id);
   });
 });

@@ -12,7 +12,7 @@ import { TerraformOutput, type TerraformStack } from "cdktf";
 import { GpuCiStack } from "../../examples/main";
 import { Flavors, type FlavorsProps } from "../../src";
 import { closedPort } from "../support/closed-port";
-import { describeWithTerraform, oneLine, resourceActions, type TerraformRunner } from "../support/terraform";
+import { describeWithTerraform, oneLine, outputChanges, resourceActions, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "pipeline", password: "pipeline-password-90ad" };
@@ -42,9 +42,12 @@ describeWithTerraform("real Terraform: adoption, plan-time failures, moved folde
 
     const plan = await tf.plan({ check: true });
     const actions = Object.entries(resourceActions(plan.plan!)).filter(([address]) => address.startsWith("null_resource."));
-    expect(actions.map(([, a]) => a)).toEqual([["create"]]);
-    const applied = await tf.apply({ check: true });
-    expect(oneLine(applied.stdout)).toContain(`adopted existing API token "ci-adopt" (id ${existing.id})`);
+    expect(actions).toEqual([["null_resource.gpucloud_token_writer", ["create"]]]);
+    // The plan-time read found the token by its name: the reviewer sees its id before anything is written.
+    expect(outputChanges(plan.plan!).token_id.after).toBe(existing.id);
+    const applied = await tf.apply({ planFile: plan.planFile, check: true });
+    expect(oneLine(applied.stdout)).toContain(`API token "ci-adopt" (id ${existing.id}) for gpu-ci/ci-token: updated the description`);
+    expect(oneLine(applied.stdout)).not.toContain("created API token");
     expect(fx.emulator.tokens().filter((t) => t.name === "ci-adopt")).toEqual([
       expect.objectContaining({ id: existing.id, description: "managed now", token: existing.token }),
     ]);

@@ -3,7 +3,8 @@
  * server of the suite's own: a pipeline job checks out afresh, synthesizes, inits and runs,
  * nothing kept from the job before but the backend's state (no stack folder, no
  * .gpucloud-handoff/, no temp folder). The second job's plan of the same stack changes nothing
- * and the API holds one token; two workspaces on one database keep two states.
+ * and the API holds one token; two workspaces on one database keep two states; a job whose apply
+ * failed for one token is converged by the next job.
  */
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +15,7 @@ import { TerraformOutput, type TerraformStack } from "cdktf";
 import { ApiToken } from "../../src";
 import { describeWithTerraformAndPostgres, freePort, pgBackend, postgresFixture, startPostgres } from "../support/postgres";
 import { expectSteadyPlan } from "../support/steady-plan";
-import { type TerraformRunner } from "../support/terraform";
+import { oneLine, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "pg-pipeline-bot", password: "pg-pipeline-password-5c1a" };
@@ -78,6 +79,45 @@ describeWithTerraformAndPostgres("ApiToken on the pg backend: a fresh checkout p
     await expectSteadyPlan(again);
     expect(fx.named("pg-ws-blue")).toHaveLength(1);
     expect(fx.named("pg-ws-green")).toHaveLength(1);
+  });
+
+  test("a job whose apply failed for one token (revoked between its plan and apply): the next job, on a fresh checkout, converges", async () => {
+    const connStr = await pg.createDatabase("failed");
+    const twoTokens = (description: string) => (stack: TerraformStack) => {
+      new ApiToken(stack, "kept", { name: "pg-kept", description });
+      new ApiToken(stack, "gone", { name: "pg-gone", description });
+    };
+    const jobOf = (build: (stack: TerraformStack) => void) => {
+      const folder = fx.folder({ prefix: "gpucloud-pg-job-", backend: pgBackend(connStr) }).synth(build);
+      const jobTmp = mkdtempSync(path.join(tmpdir(), "gpucloud-pg-job-tmp-"));
+      return fx.init(folder.dir, { env: fx.env({ TMPDIR: jobTmp }), timeoutMs: 120_000 });
+    };
+    await (await jobOf(twoTokens("v1"))).apply({ check: true });
+    const [kept] = fx.named("pg-kept");
+    const [gone] = fx.named("pg-gone");
+
+    // Job 2 plans a description change of both; one token is revoked in the console before its apply.
+    const second = await jobOf(twoTokens("v2"));
+    const plan = await second.plan({ check: true });
+    fx.emulator.deleteToken(gone.id);
+    const failed = await second.apply({ planFile: plan.planFile });
+    expect(failed.exitCode).toBe(1);
+    const said = oneLine(failed.stderr);
+    expect(said).toContain("1 of 2 API tokens were not written (every other one was)");
+    expect(said).toContain(`s/gone ("pg-gone"): the plan showed API token id ${gone.id}`);
+    expect(said).toContain("run terraform plan again");
+    // Every other write was made.
+    expect(fx.named("pg-kept")).toEqual([expect.objectContaining({ id: kept.id, description: "v2" })]);
+
+    // Job 3: a fresh folder and temp folder, nothing kept but the state in PostgreSQL.
+    const third = await jobOf(twoTokens("v2"));
+    const replan = await third.plan({ check: true });
+    expect(oneLine(replan.stdout)).toContain("null_resource.gpucloud_token_writer is tainted, so must be replaced");
+    await third.apply({ check: true, planFile: replan.planFile });
+    expect(fx.named("pg-kept")).toEqual([expect.objectContaining({ id: kept.id, description: "v2" })]);
+    expect(fx.named("pg-gone")).toEqual([expect.objectContaining({ description: "v2" })]);
+    expect(fx.named("pg-gone")[0].id).not.toBe(gone.id);
+    await expectSteadyPlan(third);
   });
 
   test("the fixture: a port taken between its pick and the server's start is given up for another; stop removes the data", async () => {

@@ -1,19 +1,21 @@
 /**
- * A self-hosted runner whose /tmp other users share: another local user (uid 65534) plants, in the
- * sticky temp folder, a link at `gpucloud-<uid>` (where this user's run folders would live) that
- * points at a folder of the victim's, and folders of run folders' names open to all. The victim's
- * runs follow no link, use none of them and sweep none of them: they move to a private folder of
- * the home, and still share one login per account.
+ * A self-hosted runner whose /tmp other users share, and a job whose TMPDIR and HOME are not its
+ * own: since issue 41 the library writes nothing outside Terraform's state and the API (no run
+ * folder, session, lock or hand-off), so what another local user planted in the temp folder does
+ * not matter. Another user (uid 65534) owns the temp folder and plants, where this user's run
+ * folders once lived (`gpucloud-<uid>`), links to a folder of the victim's and folders open to
+ * all; HOME names a folder that does not exist. The apply and the plans after it use none of
+ * it, change none of it and create nothing, and log in once per script.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { ApiToken } from "../../src";
-import { randomHex } from "../../src/runtime/io/crypto";
-import { describeWithTerraform } from "../support/terraform";
+import { describeWithTerraform, oneLine } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
+import { changedFiles, snapshotFiles } from "../support/written-files";
 
 const USER = { username: "shared-tmp-bot", password: "shared-tmp-pw-6a1d" };
 const NOBODY = 65534;
@@ -41,52 +43,52 @@ describeWithTerraform("a temp folder other users share", () => {
   if (unavailable !== undefined) console.warn(`Skipping the other-user cases: ${unavailable}`);
 
   maybe(
-    "links and folders another user planted are not followed, used or swept; one login per account for an apply of 12 tokens",
+    "a TMPDIR of another user's with links and folders planted, and a HOME that does not exist: nothing is used, changed or created; one login per script",
     async () => {
       const uid = process.getuid!();
-      // A shared /tmp: sticky, writable by all, in a place the other user can reach (the suites' own temp folder is 0700).
+      // A shared temp folder of another user's: sticky, writable by all, where that user can reach it (the suites' own is 0700).
       const shared = mkdtempSync(path.join(SYSTEM_TMP, "gpucloud-shared-tmp-"));
       cleanUp.push(shared);
+      chownSync(shared, NOBODY, NOBODY);
       chmodSync(shared, 0o1777);
       // A folder of the victim's, holding files that look like locks and temporaries.
       const victim = mkdtempSync(path.join(tmpdir(), "gpucloud-victim-"));
-      const victimFiles = [".terraform.lock.hcl", "lease", "poetry.lock", "report.tmp", "yarn.lock"];
-      for (const f of victimFiles) writeFileSync(path.join(victim, f), f === "lease" ? "0" : "keep");
-      // Links to it under the old, predictable name and under a run folder's form, and folders of that form open to all.
-      const planted = [`gpucloud-${uid}-${randomHex(16)}`, `gpucloud-${uid}-${randomHex(16)}`];
+      for (const f of [".terraform.lock.hcl", "lease", "poetry.lock", "report.tmp", "yarn.lock"]) {
+        writeFileSync(path.join(victim, f), f === "lease" ? "0" : "keep");
+      }
+      // Links to it under the old run folders' names, and folders of that form open to all, with lapsed leases.
       asNobody(
         [
-          ...[`gpucloud-${uid}`, `gpucloud-${uid}-${randomHex(16)}`].map((name) => `ln -s '${victim}' '${path.join(shared, name)}'`),
-          ...planted.map((name) => `mkdir -m 777 '${path.join(shared, name)}' && echo 0 > '${path.join(shared, name, "lease")}'`),
+          `ln -s '${victim}' '${path.join(shared, `gpucloud-${uid}`)}'`,
+          `ln -s '${victim}' '${path.join(shared, `gpucloud-${uid}-0123456789abcdef`)}'`,
+          ...["fedcba9876543210", "00112233445566aa"].map(
+            (hex) =>
+              `mkdir -m 777 '${path.join(shared, `gpucloud-${uid}-${hex}`)}' && echo 0 > '${path.join(shared, `gpucloud-${uid}-${hex}`, "lease")}'`,
+          ),
         ].join(" && "),
       );
-      const before = readdirSync(shared).sort();
+      const home = path.join(mkdtempSync(path.join(tmpdir(), "gpucloud-shared-home-")), "missing");
+      const sharedBefore = snapshotFiles(shared);
+      const victimBefore = snapshotFiles(victim);
 
       const names = Array.from({ length: 12 }, (_, i) => `shared-tmp-${i}`);
-      const home = mkdtempSync(path.join(tmpdir(), "gpucloud-shared-home-"));
-      const tf = await fx.stack((stack) => names.forEach((name, i) => new ApiToken(stack, `t${i}`, { name })), {
+      const tf = await fx.stack((stack) => names.forEach((name, i) => new ApiToken(stack, `t${i}`, { name, description: "v1" })), {
         prefix: "gpucloud-shared-",
         env: fx.env({ TMPDIR: shared, HOME: home }),
       });
       fx.emulator.resetStats();
-      const applied = await tf.apply({ check: true });
-      // The plan's read, then one login for all the apply's scripts.
-      expect(fx.emulator.stats().logins).toBe(2);
-      expect(applied.stdout).not.toContain("could not share this run's");
+      const applied = oneLine((await tf.apply({ check: true })).stdout);
+      expect(applied).toContain("gpucloud: 12 of 12 tokens written");
+      // The plan-time read, the writer and the read after the writes: one login each.
+      expect(fx.emulator.stats().logins).toBe(3);
       for (const name of names) expect(fx.named(name)).toHaveLength(1);
-      // Another plan sweeps: nothing of the other user's, nothing where the link points.
-      await tf.plan({ check: true });
-      expect(readdirSync(victim).sort()).toEqual(victimFiles);
-      for (const f of victimFiles.filter((f) => f !== "lease")) expect(readFileSync(path.join(victim, f), "utf8")).toBe("keep");
-      for (const name of planted) expect(readdirSync(path.join(shared, name))).toEqual(["lease"]);
-      // Nothing of ours in the shared folder; the run's own folders are this user's, 0700, in the home.
-      expect(readdirSync(shared).sort()).toEqual(before);
-      const parent = path.join(home, ".cache", "gpucloud", "runs");
-      const ours = readdirSync(parent).map((name) => path.join(parent, name));
-      expect(ours.length).toBeGreaterThan(0);
-      for (const folder of [parent, ...ours]) {
-        expect(spawnSync("stat", ["-c", "%u %a", folder], { encoding: "utf8" }).stdout.trim()).toBe(`${uid} 700`);
-      }
+      // A plan (where spent run folders were once swept), and a steady one.
+      expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+
+      // Nothing of the other user's changed, nothing where the links point, nothing of ours anywhere.
+      expect(changedFiles(sharedBefore, snapshotFiles(shared))).toEqual([]);
+      expect(changedFiles(victimBefore, snapshotFiles(victim))).toEqual([]);
+      expect(existsSync(home)).toBe(false);
     },
   );
 });
