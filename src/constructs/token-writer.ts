@@ -167,10 +167,11 @@ function writerConstructId(account: WriterAccount): string {
 /**
  * The writer's Terraform name, which plans show: `gpucloud_token_writer` for the default account,
  * with the account's prefix (`gpucloud_token_writer_gpucloud_prod`) for another, and a digest of its
- * base URL where the construct gives one.
+ * base URL where the construct gives one. Only the prefix's last "_" is cut (every prefix ends with
+ * one): "PROD_" and "PROD__" are two accounts, and two writers of one name would merge into one resource.
  */
 function writerLogicalId(account: WriterAccount): string {
-  const prefix = account.envPrefix === undefined ? "" : `_${account.envPrefix.toLowerCase().replace(/_+$/, "")}`;
+  const prefix = account.envPrefix === undefined ? "" : `_${account.envPrefix.toLowerCase().replace(/_$/, "")}`;
   const url = account.baseUrl === undefined ? "" : `_${digest(account.baseUrl, 8)}`;
   return `${TOKEN_WRITER_ID}${prefix}${url}`;
 }
