@@ -149,12 +149,27 @@ export class TokenWriter extends Construct {
     };
     // cdktf copies an asset from a file at synthesis; this one lives until the process ends.
     const folder = mkdtempSync(path.join(os.tmpdir(), "gpucloud-writer-"));
-    process.once("exit", () => rmSync(folder, { recursive: true, force: true }));
+    removeAtExit(folder);
     const file = path.join(folder, "writer-inputs.json");
     writeFileSync(file, JSON.stringify(inputs));
     this.inputs = new TerraformAsset(this, "inputs", { path: file, type: AssetType.FILE });
     return this.inputs;
   }
+}
+
+/**
+ * The inputs files' folders of this process, removed when it exits: one listener for all of them, since
+ * Node warns of a leak from the 11th listener of an event (an app of 11 stacks and accounts).
+ */
+const inputFolders: string[] = [];
+
+function removeAtExit(folder: string): void {
+  if (inputFolders.length === 0) {
+    process.once("exit", () => {
+      for (const f of inputFolders) rmSync(f, { recursive: true, force: true });
+    });
+  }
+  inputFolders.push(folder);
 }
 
 /** The writer's construct id in its stack: one per account (prefix and base URL as configured). */
