@@ -151,12 +151,27 @@ export class TokenWriter extends Construct {
     };
     // cdktf copies an asset from a file at synthesis; this one lives until the process ends.
     const folder = mkdtempSync(path.join(os.tmpdir(), "gpucloud-writer-"));
-    process.once("exit", () => rmSync(folder, { recursive: true, force: true }));
+    removeAtExit(folder);
     const file = path.join(folder, "writer-inputs.json");
     writeFileSync(file, JSON.stringify(inputs));
     this.inputs = new TerraformAsset(this, "inputs", { path: file, type: AssetType.FILE });
     return this.inputs;
   }
+}
+
+/**
+ * The inputs files' folders of this process, removed when it exits: one listener for all of them, since
+ * Node warns of a leak from the 11th listener of an event (an app of 11 stacks and accounts).
+ */
+const inputFolders: string[] = [];
+
+function removeAtExit(folder: string): void {
+  if (inputFolders.length === 0) {
+    process.once("exit", () => {
+      for (const f of inputFolders) rmSync(f, { recursive: true, force: true });
+    });
+  }
+  inputFolders.push(folder);
 }
 
 /** The writer's construct id in its stack: one per account (prefix and base URL as configured). */
@@ -169,10 +184,11 @@ function writerConstructId(account: WriterAccount): string {
 /**
  * The writer's Terraform name, which plans show: `gpucloud_token_writer` for the default account,
  * with the account's prefix (`gpucloud_token_writer_gpucloud_prod`) for another, and a digest of its
- * base URL where the construct gives one.
+ * base URL where the construct gives one. Only the prefix's last "_" is cut (every prefix ends with
+ * one): "PROD_" and "PROD__" are two accounts, and two writers of one name would merge into one resource.
  */
 function writerLogicalId(account: WriterAccount): string {
-  const prefix = account.envPrefix === undefined ? "" : `_${account.envPrefix.toLowerCase().replace(/_+$/, "")}`;
+  const prefix = account.envPrefix === undefined ? "" : `_${account.envPrefix.toLowerCase().replace(/_$/, "")}`;
   const url = account.baseUrl === undefined ? "" : `_${digest(account.baseUrl, 8)}`;
   return `${TOKEN_WRITER_ID}${prefix}${url}`;
 }

@@ -6,8 +6,11 @@ function stackJson(stack: TerraformStack): any {
   return JSON.parse(Testing.synth(stack));
 }
 
-function sync(json: any): any {
-  return Object.values<any>(json.resource.null_resource)[0];
+/** The stack's one token writer, with its Terraform name. */
+function writer(json: any): [string, any] {
+  const writers = Object.entries<any>(json.resource.null_resource);
+  expect(writers).toHaveLength(1);
+  return writers[0];
 }
 
 function planTimeReadQuery(json: any): Record<string, string> {
@@ -29,7 +32,7 @@ describe("GpuCloudAccount", () => {
     expect(build(true)).toBe(build(false));
   });
 
-  test("another prefix travels to every script as a name only, the destroy side through the triggers", () => {
+  test("another prefix travels to every script as a name only: its own writer, whose triggers and environment name the account", () => {
     const app = Testing.app();
     const prod = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_", baseUrl: "https://prod.example.test" });
     const stack = new TerraformStack(app, "s");
@@ -37,20 +40,31 @@ describe("GpuCloudAccount", () => {
     new Flavors(stack, "f", { gpu: "A100", account: prod });
     new FlavorPreference(stack, "p", { choices: [{ gpu: "A100" }], account: prod });
     const json = stackJson(stack);
-    const resource = sync(json);
-    expect(resource.triggers.env_prefix).toBe("GPUCLOUD_PROD_");
-    expect(resource.triggers.base_url).toBe("https://prod.example.test");
-    // Both provisioners read the prefix from the triggers (GPUCLOUD_TOKEN_TRIGGERS), the destroy side the old one.
-    for (const p of resource.provisioner) expect(p["local-exec"].environment.GPUCLOUD_TOKEN_TRIGGERS).toBe("${jsonencode(self.triggers)}");
+    const [name, resource] = writer(json);
+    // The plan names the account's writer; the base URL, given, adds a digest of it.
+    expect(name).toMatch(/^gpucloud_token_writer_gpucloud_prod_[0-9a-f]{8}$/);
+    // A change of the account's prefix or address is a change the plan shows (and replaces the writer).
+    expect(resource.triggers["account.env_prefix"]).toBe("GPUCLOUD_PROD_");
+    expect(resource.triggers["account.base_url"]).toBe("https://prod.example.test");
+    const environment = resource.provisioner[0]["local-exec"].environment;
+    expect(environment.GPUCLOUD_WRITER_ENV_PREFIX).toBe("GPUCLOUD_PROD_");
+    expect(environment.GPUCLOUD_WRITER_BASE_URL).toBe("https://prod.example.test");
     const query = planTimeReadQuery(json);
-    expect(query["t0.key"]).toBe(resource.triggers.key);
+    expect(query["t0.key"]).toMatch(/^[0-9a-f]{42}$/);
+    expect(query["t0.path"]).toBe("s/ci");
     expect(query["t0.env_prefix"]).toBe("GPUCLOUD_PROD_");
     expect(query["t0.base_url"]).toBe("https://prod.example.test");
-    for (const [name, data] of Object.entries<any>(json.data.external)) {
-      if (name.startsWith("gpucloud-stack-read")) continue;
-      expect(data.query.env_prefix).toBe("GPUCLOUD_PROD_");
-      expect(data.query.base_url).toBe("https://prod.example.test");
+    // The lookups ride on the stack's read, each with the account's prefix and address.
+    for (const kind of ["flavors", "flavor-preference"]) {
+      const lookup = Object.keys(query).find((k) => k.endsWith(".lookup") && query[k] === kind)!;
+      const key = lookup.slice(0, -".lookup".length);
+      expect(query[`${key}.env_prefix`]).toBe("GPUCLOUD_PROD_");
+      expect(query[`${key}.base_url`]).toBe("https://prod.example.test");
     }
+    const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
+    expect(after.depends_on).toEqual([`null_resource.${name}`]);
+    expect(after.query["t0.env_prefix"]).toBe("GPUCLOUD_PROD_");
+    expect(after.query["t0.base_url"]).toBe("https://prod.example.test");
   });
 
   test("an account created in one stack serves the constructs of another stack", () => {
@@ -59,7 +73,28 @@ describe("GpuCloudAccount", () => {
     const b = new TerraformStack(app, "b");
     const prod = new GpuCloudAccount(a, "prod", { envPrefix: "PROD_" });
     new ApiToken(b, "ci", { name: "ci", account: prod });
-    expect(sync(stackJson(b)).triggers.env_prefix).toBe("PROD_");
+    const [name, resource] = writer(stackJson(b));
+    expect(name).toBe("gpucloud_token_writer_prod");
+    expect(resource.triggers["account.env_prefix"]).toBe("PROD_");
+  });
+
+  test("one writer per account in a stack, each holding its own tokens only; prefixes differing in a trailing _ are two writers", () => {
+    const app = Testing.app();
+    const stack = new TerraformStack(app, "s");
+    const prod = new GpuCloudAccount(app, "prod", { envPrefix: "PROD_" });
+    const prod2 = new GpuCloudAccount(app, "prod2", { envPrefix: "PROD__" });
+    new ApiToken(stack, "d", { name: "d" });
+    new ApiToken(stack, "p", { name: "p", account: prod });
+    new ApiToken(stack, "q", { name: "q", account: prod });
+    new ApiToken(stack, "r", { name: "r", account: prod2 });
+    const writers = stackJson(stack).resource.null_resource;
+    const keys = (id: string) => Object.keys(writers[id].triggers).sort();
+    expect(Object.keys(writers).sort()).toEqual(["gpucloud_token_writer", "gpucloud_token_writer_prod", "gpucloud_token_writer_prod_"]);
+    expect(keys("gpucloud_token_writer")).toEqual(["s/d.in_sync", "s/d.name"]);
+    expect(keys("gpucloud_token_writer_prod")).toEqual(["account.env_prefix", "s/p.in_sync", "s/p.name", "s/q.in_sync", "s/q.name"]);
+    expect(keys("gpucloud_token_writer_prod_")).toEqual(["account.env_prefix", "s/r.in_sync", "s/r.name"]);
+    expect(writers.gpucloud_token_writer_prod_.triggers["account.env_prefix"]).toBe("PROD__");
+    for (const w of Object.values<any>(writers)) expect(w.provisioner).toHaveLength(1);
   });
 
   test.each(["gpucloud_prod_", "GPUCLOUD_PROD", "GPUCLOUD-PROD_", "1PROD_", "", "GPUCLOUD_TOKEN_"])(

@@ -102,10 +102,9 @@ describe("ApiToken valueInState and ephemeralToken (synthesis)", () => {
       expect.stringMatching(/^"\w+\.id"$/),
       expect.stringMatching(/^"\w+\.base_url"$/),
       expect.stringMatching(/^"\w+\.id"$/),
-      '"ticket"',
     ]);
-    // The run's ticket from the plan-time read: to share the run's login, and no other run's.
-    expect(items[3]).toMatch(/^"ticket" = local\.gpucloud-stack-read_observed_\w+\["ticket"\]$/);
+    // No run's ticket: the script logs in itself (no session is shared between processes any more).
+    expect(command.stdin).not.toContain("ticket");
     // The token-value query is keyed by construct address; the attribute, by the token's slot in the stack's read.
     expect(items[0]).toMatch(/^"\w+\.id" = local\.gpucloud-stack-read_attributes_\w+\["(t\d+)"\]\["\1\.id"\]$/);
     expect(items[1]).toMatch(/= "https:\/\/api\.example\/\$\$\{x\}"$/);

@@ -6,7 +6,7 @@ import { NullProvider } from "@cdktf/provider-null/lib/provider";
 import { App, Fn, Lazy, Op, TerraformOutput, TerraformStack, TerraformVariable, Testing } from "cdktf";
 import { type Construct, Node } from "constructs";
 
-import { ApiToken } from "../../src";
+import { ApiToken, GpuCloudAccount } from "../../src";
 
 /** Synthesizes one stack and returns its parsed cdk.tf.json. */
 function synth(build: (stack: TerraformStack) => void): any {
@@ -22,55 +22,37 @@ function only<T>(record: Record<string, T> | undefined): T {
   return values[0];
 }
 
-/** A token's slot in the plan-time read's query: the prefix of the entry `<slot>.key` that holds its key. */
-function slotOf(query: Record<string, string>, key: string): string {
-  const entry = Object.entries(query).find(([k, v]) => k.endsWith(".key") && v === key);
-  if (!entry) throw new Error(`no slot holds key ${key}`);
-  return entry[0].slice(0, -".key".length);
-}
-
 describe("ApiToken synthesis", () => {
-  test("declares the stack's plan-time read, the sync resource and a stack read after the writes that exists only while writing", () => {
+  test("declares the stack's plan-time read, the account's writer and a read after the writes that exists only while writing", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci-pipeline", description: "for CI" }));
 
-    const sync = only<any>(json.resource.null_resource);
-    const key = sync.triggers.key;
-    expect(key).toMatch(/^[0-9a-f]{42}$/);
-    expect(sync.triggers).toMatchObject({
-      name: "ci-pipeline",
-      description: "for CI",
-      workspace: "${terraform.workspace}",
-      path: "test/ci",
-    });
+    // No resource per token: the stack's writer of the default account, under its fixed name.
+    expect(Object.keys(json.resource.null_resource)).toEqual(["gpucloud_token_writer"]);
+    const writer = json.resource.null_resource.gpucloud_token_writer;
     // Unknown at plan only when the plan-time read says the API differs.
     // Through a local value holding the plan-time read's result (Terraform decodes a data source's result for every expression that reads it).
     const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
     const observed = json.locals[observedName];
     expect(observedName).toMatch(/^gpucloud-stack-read_observed_[0-9A-F]+$/);
     expect(observed).toMatch(/^\$\{data\.external\.gpucloud-stack-read_[0-9A-F]+\.result\}$/);
-    // The plan-time read's query and result name each token by a short slot (t0, t1, ...); the query maps it to the key.
-    expect(sync.triggers.api_in_sync).toBe(
-      `\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`,
-    );
-    expect(sync.triggers.api_in_sync).not.toContain("undefined");
-
-    const [create, destroy] = sync.provisioner.map((p: any) => p["local-exec"]);
-    expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-apply$/);
-    expect(create.when).toBeUndefined();
-    // The triggers as one value (the script spreads them into its variables), and what the plan showed as one
-    // more: the run's ticket from the plan-time read, and the id the read found, which consumers were planned with
-    // (the create half refuses to end on another token). The destroy half gets the plan time from Terraform:
-    // plantimestamp() refers to nothing, so a destroy-time provisioner may use it.
-    expect(create.environment).toEqual({
-      GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
-      GPUCLOUD_TOKEN_PLANNED: `\${local.${observedName}["ticket"]} \${local.${observedName}["t0.id"]}`,
+    // Keyed by construct path and field, so that a plan names the token and the field of a change; no ids, no account
+    // keys for the default account. The plan-time read's query and result name each token by a short slot (t0, t1, ...).
+    expect(writer.triggers).toEqual({
+      "test/ci.name": "ci-pipeline",
+      "test/ci.description": "for CI",
+      "test/ci.in_sync": `\${local.${observedName}["t0.in_sync"] == "true" ? "true" : (timestamp() == "never" ? "never" : "true")}`,
     });
-    expect(destroy.when).toBe("destroy");
-    expect(destroy.command).toMatch(/gpucloud-tf\.js token-release$/);
-    // Destroy-time provisioners may only reference self and calls that refer to nothing.
-    expect(destroy.environment).toEqual({
-      GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}",
-      GPUCLOUD_TOKEN_PLAN_TIME: "${plantimestamp()}",
+
+    // One create-time provisioner, no destroy-time one: the API has no delete (the roster warns on destroy).
+    expect(writer.provisioner).toHaveLength(1);
+    const create = writer.provisioner[0]["local-exec"];
+    expect(create.command).toMatch(/^node \.\/assets\/gpucloud-runtime\/[0-9A-F]+\/gpucloud-tf\.js token-writer$/);
+    expect(create.when).toBeUndefined();
+    // The literal names and descriptions in the stack's inputs file; the id the plan found, and the plan's ticket, from the plan-time read.
+    expect(create.environment).toEqual({
+      GPUCLOUD_WRITER_INPUTS: expect.stringMatching(/^assets\/[^/]+\/[0-9A-F]+\/writer-inputs\.json$/),
+      GPUCLOUD_WRITER_PLANNED_0: `\${jsonencode({"test/ci" = {i = local.${observedName}["t0.id"]}})}`,
+      GPUCLOUD_WRITER_TICKET: `\${local.${observedName}["ticket"]}`,
     });
 
     const externals = json.data.external;
@@ -79,39 +61,36 @@ describe("ApiToken synthesis", () => {
     const planTimeRead = externals[planTimeReadName];
     const read = Object.entries<any>(externals).find(([k]) => k.includes("after-write"))![1];
     expect(planTimeRead.program).toEqual(["node", expect.stringMatching(/^\.\/assets\/.*gpucloud-tf\.js$/), "stack-read"]);
-    // The plan-time read (literal query: read while planning) puts the plan time into the run's ticket.
     // The path names the construct in the read's errors.
     expect(planTimeRead.query).toEqual({
-      "t0.key": key,
+      "t0.key": expect.stringMatching(/^[0-9a-f]{42}$/),
       "t0.path": "test/ci",
       "t0.name": "ci-pipeline",
       "t0.description": "for CI",
       workspace: "${terraform.workspace}",
-      plan_time: "${plantimestamp()}",
     });
     expect(planTimeRead.depends_on).toBeUndefined();
     expect(read.program[2]).toBe("stack-read");
-    // The read after the writes has the run's ticket (from the plan-time read), to share the run's walk and login.
-    const { plan_time: _planTime, ...tokensQuery } = planTimeRead.query;
-    // listed_slots: none, since the stack refers to no token's value or last use, so the read after a
-    // create needs no listing back to it (the run's walk gives the id, name and description).
+    // The read after the writes has the plan's ticket (where the plan's walk ended: it lists what is newer), and reads
+    // only the tokens the plan-time read found no id for.
+    const idKnown = `local.${observedName}["\${k}.id"] != ""`;
     expect(read.query).toEqual({
-      ...tokensQuery,
+      ...planTimeRead.query,
       after_write: "true",
       ticket: `\${local.${observedName}["ticket"]}`,
-      listed_slots: "",
+      new_slots: `\${join(",", [for k in ["t0"] : k if !(${idKnown})])}`,
     });
-    expect(read.depends_on).toEqual([expect.stringMatching(/^null_resource\.gpucloud_ci_sync_[0-9A-F]+$/)]);
+    expect(read.depends_on).toEqual(["null_resource.gpucloud_token_writer"]);
     expect(observed).toBe(`\${data.external.${planTimeReadName}.result}`);
-    // An instance only while the plan-time read found no token (a create, a rename through a hand-off).
-    expect(read.count).toBe(`\${alltrue([for k in ["t0"] : local.${observedName}["\${k}.id"] != ""]) ? 0 : 1}`);
-    // The token's attributes: one local per group of tokens, the plan-time read's result while it found the token
+    // An instance only while the plan-time read found no token (a create or an adoption at apply).
+    expect(read.count).toBe(`\${alltrue([for k in ["t0"] : ${idKnown}]) ? 0 : 1}`);
+    // The token's attributes: one local per account, the plan-time read's result while it found the token
     // (in sync, or updated in place: known at plan), else the read's.
     const readName = Object.keys(externals).find((k) => k.includes("after-write"))!;
     const attributesName = Object.keys(json.locals).find((k) => k.includes("_attributes_"))!;
     expect(Object.keys(json.locals)).toHaveLength(3);
     expect(json.locals[attributesName]).toBe(
-      `\${{for k in ["t0"] : k => local.${observedName}["\${k}.id"] != "" ? local.${observedName} : one(data.external.${readName}[*].result)}}`,
+      `\${{for k in ["t0"] : k => ${idKnown} ? local.${observedName} : one(data.external.${readName}[*].result)}}`,
     );
     // The ledger of what the apply managed, in the state: the plan-time read's, and over it the read's after the writes.
     const ledgersName = Object.keys(json.locals).find((k) => k.includes("_ledgers_"))!;
@@ -121,12 +100,14 @@ describe("ApiToken synthesis", () => {
     expect(json.output.gpucloud_token_ledger.value).toBe(
       `\${jsonencode({a = merge([for l in local.${ledgersName} : l.a]...), t = merge([for l in local.${ledgersName} : l.t]...), v = 1})}`,
     );
+    // Written only after the writes: a failed apply keeps the last good ledger.
+    expect(json.output.gpucloud_token_ledger.depends_on).toEqual([`data.external.${readName}`]);
 
     expect(json.provider.null).toBeDefined();
     expect(json.provider.external).toBeDefined();
   });
 
-  test("N tokens share one stack read; each has its own fields in its query", () => {
+  test("N tokens share one stack read and one writer; each has its own fields in the query and its own trigger keys", () => {
     const json = synth((stack) => {
       for (let i = 0; i < 5; i++) new ApiToken(stack, `t${i}`, { name: `token-${i}`, previousNames: [`old-${i}`] });
     });
@@ -134,17 +115,24 @@ describe("ApiToken synthesis", () => {
     expect(inventories).toHaveLength(1);
     expect(Object.keys(json.data.external)).toHaveLength(2);
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
-    expect(after.depends_on).toHaveLength(5);
+    expect(after.depends_on).toEqual(["null_resource.gpucloud_token_writer"]);
     const query = json.data.external[inventories[0]].query;
-    expect(Object.keys(query)).toHaveLength(22);
+    expect(Object.keys(query)).toHaveLength(21);
     expect(query.workspace).toBe("${terraform.workspace}");
+    const writer = only<any>(json.resource.null_resource);
+    // Three keys per token: name, drift marker, and no description (not managed); previous names stay out of the triggers.
+    expect(Object.keys(writer.triggers)).toHaveLength(10);
     const slots = new Set<string>();
-    for (const sync of Object.values<any>(json.resource.null_resource)) {
-      const slot = slotOf(query, sync.triggers.key);
+    for (let i = 0; i < 5; i++) {
+      const path = `test/t${i}`;
+      const slot = Object.keys(query)
+        .find((k) => k.endsWith(".path") && query[k] === path)!
+        .slice(0, -".path".length);
       slots.add(slot);
-      expect(query[`${slot}.name`]).toBe(sync.triggers.name);
-      expect(query[`${slot}.previous.0`]).toBe(sync.triggers.name.replace("token", "old"));
-      expect(query[`${slot}.path`]).toBe(sync.triggers.path);
+      expect(query[`${slot}.key`]).toMatch(/^[0-9a-f]{42}$/);
+      expect(query[`${slot}.name`]).toBe(writer.triggers[`${path}.name`]);
+      expect(query[`${slot}.previous.0`]).toBe(`old-${i}`);
+      expect(writer.triggers[`${path}.in_sync`]).toContain(`["${slot}.in_sync"]`);
     }
     expect([...slots].sort()).toEqual(["t0", "t1", "t2", "t3", "t4"]);
   });
@@ -170,104 +158,105 @@ describe("ApiToken synthesis", () => {
     expect(json.terraform.required_version).toBe(">= 1.5.0");
   });
 
-  test("a value first referred to while the stack is synthesized fails synthesis, naming the field, rather than read as empty", () => {
-    expect(() =>
-      synth((stack) => {
-        const token = new ApiToken(stack, "late", { name: "late-one" });
-        new TerraformOutput(stack, "late_value", { value: Lazy.stringValue({ produce: () => token.token }), sensitive: true });
-      }),
-    ).toThrow(/an ApiToken's token was first referred to while the stack was being synthesized/);
+  test("a value first referred to while the stack is synthesized reads what an early reference reads, never empty", () => {
+    // The read after the writes reads every token the plan found no id for whole: nothing needs to be told at synthesis.
+    const json = synth((stack) => {
+      const late = new ApiToken(stack, "late", { name: "late-one" });
+      const early = new ApiToken(stack, "early", { name: "early-one" });
+      new TerraformOutput(stack, "early_value", { value: early.token, sensitive: true });
+      new TerraformOutput(stack, "late_value", { value: Lazy.stringValue({ produce: () => late.token }), sensitive: true });
+      new TerraformOutput(stack, "late_used", { value: Lazy.numberValue({ produce: () => late.lastUsed }) });
+    });
+    const attributes = `local.${Object.keys(json.locals).find((k) => k.includes("_attributes_"))}`;
+    expect(json.output.early_value.value).toBe(`\${sensitive(${attributes}["t1"]["t1.token"])}`);
+    expect(json.output.late_value.value).toBe(`\${sensitive(${attributes}["t0"]["t0.token"])}`);
+    expect(json.output.late_used.value).toContain(`${attributes}["t0"]["t0.last_used"]`);
   });
 
-  test("a read after the writes per group of 25 tokens: each waits for its own tokens only, and their attributes refer to it", () => {
-    // Every third token's value and the last use of token 1 are referred to: their slots need the API's listing.
-    const listed = new Set<number>([1]);
+  test("one read after the writes per account: each waits for its own account's writer only, and its tokens' attributes refer to it", () => {
+    const prodTokens = new Set<number>();
     const json = synth((stack) => {
+      const prod = new GpuCloudAccount(stack, "prod", { envPrefix: "GPUCLOUD_PROD_" });
       for (let i = 0; i < 60; i++) {
-        const token = new ApiToken(stack, `t${i}`, { name: `token-${i}` });
+        const onProd = i % 3 === 0;
+        if (onProd) prodTokens.add(i);
+        const token = new ApiToken(stack, `t${i}`, { name: `token-${i}`, account: onProd ? prod : undefined });
         new TerraformOutput(stack, `id${i}`, { value: token.tokenId });
-        if (i % 3 === 0) {
-          listed.add(i);
-          new TerraformOutput(stack, `value${i}`, { value: token.token, sensitive: true });
-        }
-        if (i === 1) new TerraformOutput(stack, "used1", { value: token.lastUsed });
       }
     });
     const externals = json.data.external as Record<string, any>;
     const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
-    const groupNumber = (name: string) => Number(/after-write(?:-(\d+))?_/.exec(name)?.[1] ?? 1);
-    const reads = Object.entries(externals)
-      .filter(([k]) => k.includes("after-write"))
-      .sort(([a], [b]) => groupNumber(a) - groupNumber(b));
-    expect(reads.map(([, read]) => read.depends_on.length)).toEqual([25, 25, 10]);
-    const syncs = json.resource.null_resource as Record<string, any>;
-    const syncOf = (i: number) => Object.keys(syncs).find((k) => k.startsWith(`gpucloud_t${i}_sync_`))!;
+    const planTimeRead = Object.entries(externals).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
+    const slotOfPath = (p: string) =>
+      Object.keys(planTimeRead.query)
+        .find((k) => k.endsWith(".path") && planTimeRead.query[k] === p)!
+        .slice(0, -".path".length);
+    expect(Object.keys(json.resource.null_resource).sort()).toEqual(["gpucloud_token_writer", "gpucloud_token_writer_gpucloud_prod"]);
+    const reads = Object.entries(externals).filter(([k]) => k.includes("after-write"));
+    expect(reads).toHaveLength(2);
     const merged: Record<string, string> = {};
-    reads.forEach(([name, read], g) => {
-      const members = Array.from({ length: read.depends_on.length }, (_, j) => g * 25 + j);
-      expect(read.depends_on).toEqual(members.map((i) => `null_resource.${syncOf(i)}`));
-      const keys = members.map((i) => syncs[syncOf(i)].triggers.key);
-      const slots = keys.map((k) => slotOf(read.query, k));
-      // An instance only while the plan-time read has no id for some token of the group (a create, a hand-off rename).
-      const idKnown = `local.${observedName}["\${k}.id"] != ""`;
+    const idKnown = `local.${observedName}["\${k}.id"] != ""`;
+    for (const [name, read] of reads) {
+      const [writer] = read.depends_on as string[];
+      expect(read.depends_on).toHaveLength(1);
+      const onProd = writer === "null_resource.gpucloud_token_writer_gpucloud_prod";
+      if (!onProd) expect(writer).toBe("null_resource.gpucloud_token_writer");
+      const members = Array.from({ length: 60 }, (_, i) => i).filter((i) => prodTokens.has(i) === onProd);
+      expect(members).toHaveLength(onProd ? 20 : 40);
+      const slots = members.map((i) => slotOfPath(`test/t${i}`));
+      // An instance only while the plan-time read has no id for some token of the account (a create, an adoption at apply).
       expect(read.count).toBe(`\${alltrue([for k in ${JSON.stringify(slots)} : ${idKnown}]) ? 0 : 1}`);
+      // It reads those only, and lists back from where the plan's walk ended (the ticket), never the whole account again.
+      expect(read.query.new_slots).toBe(`\${join(",", [for k in ${JSON.stringify(slots)} : k if !(${idKnown})])}`);
       expect(read.query.after_write).toBe("true");
       expect(read.query.workspace).toBe("${terraform.workspace}");
-      // Of the slots the plan-time read found no id for, those whose value or last use the stack refers to.
-      const listedSlots = members.filter((i) => listed.has(i)).map((i) => slots[i - g * 25]);
-      expect(read.query.listed_slots).toBe(`\${join(",", [for k in ${JSON.stringify(listedSlots)} : k if !(${idKnown})])}`);
-      // The run's ticket, which the plan-time read made: this read takes the run's walk and login, never another run's.
       expect(read.query.ticket).toBe(`\${local.${observedName}["ticket"]}`);
-      expect(Object.keys(read.query)).toHaveLength(3 * keys.length + 4);
+      expect(Object.keys(read.query)).toHaveLength((onProd ? 4 : 3) * members.length + 4);
       Object.assign(merged, read.query);
-      // The group's attributes read this group's read only.
-      const attributesName = Object.keys(json.locals).find((k) =>
-        k.startsWith(`gpucloud-stack-read_attributes${g === 0 ? "" : `-${g + 1}`}_`),
+      // The account's attributes read this account's read only.
+      const attributesName = Object.keys(json.locals).find(
+        (k) => /_attributes(-\d+)?_/.test(k) && json.locals[k].includes(`one(data.external.${name}[*].result)`),
       )!;
       // A token the plan-time read found (in sync or updated in place) takes its attributes from it, known at plan.
-      expect(json.locals[attributesName]).toContain(
-        `in [${slots.map((k) => `"${k}"`).join(",")}] : k => ${idKnown} ? local.${observedName} : `,
+      expect(json.locals[attributesName]).toBe(
+        `\${{for k in ${JSON.stringify(slots)} : k => ${idKnown} ? local.${observedName} : one(data.external.${name}[*].result)}}`,
       );
-      expect(json.locals[attributesName]).toContain(`one(data.external.${name}[*].result)`);
-      for (const i of members) {
-        const slot = slotOf(read.query, syncs[syncOf(i)].triggers.key);
-        expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${slot}"]["${slot}.id"])}`);
-      }
-    });
-    // Together, the groups ask exactly what the plan-time read asks, less its run fields.
+      members.forEach((i, j) => {
+        expect(json.output[`id${i}`].value).toBe(`\${(local.${attributesName}["${slots[j]}"]["${slots[j]}.id"])}`);
+      });
+    }
+    // Together, the accounts' reads ask exactly what the plan-time read asks, less their own fields.
     delete merged.after_write;
-    delete merged.listed_slots;
+    delete merged.new_slots;
     delete merged.ticket;
-    const { plan_time: _planTime, ...tokensQuery } = Object.entries(externals).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1]
-      .query;
-    expect(merged).toEqual(tokensQuery);
+    expect(merged).toEqual(planTimeRead.query);
   });
 
   test("leaves the description unmanaged when it is not given", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci" }));
-    const sync = only<any>(json.resource.null_resource);
-    expect(sync.triggers).not.toHaveProperty("description");
-    expect(sync.provisioner[0]["local-exec"].environment).not.toHaveProperty("GPUCLOUD_TOKEN_DESCRIPTION");
-    for (const data of Object.values<any>(json.data.external)) expect(data.query).not.toHaveProperty("description");
+    const writer = only<any>(json.resource.null_resource);
+    expect(Object.keys(writer.triggers).sort()).toEqual(["test/ci.in_sync", "test/ci.name"]);
+    expect(writer.provisioner[0]["local-exec"].environment.GPUCLOUD_WRITER_PLANNED_0).not.toContain(" d = ");
+    for (const data of Object.values<any>(json.data.external)) {
+      expect(Object.keys(data.query).filter((k) => k.endsWith(".description"))).toEqual([]);
+    }
   });
 
-  test("passes baseUrl to every script, the destroy side through the triggers", () => {
+  test("passes baseUrl to every script: the writer through its environment and an account key of its triggers", () => {
     const json = synth((stack) => new ApiToken(stack, "ci", { name: "ci", baseUrl: "https://api.example.test/v1" }));
-    const sync = only<any>(json.resource.null_resource);
-    expect(sync.triggers.base_url).toBe("https://api.example.test/v1");
-    // Both provisioners read it from the triggers (GPUCLOUD_TOKEN_TRIGGERS).
-    for (const p of sync.provisioner) {
-      expect(p["local-exec"].environment).toMatchObject({ GPUCLOUD_TOKEN_TRIGGERS: "${jsonencode(self.triggers)}" });
-    }
-    expect(JSON.stringify(sync.provisioner)).not.toContain("GPUCLOUD_TOKEN_BASE_URL");
+    // The default prefix with a base URL of the construct's is another account: its own writer.
+    const [[name, writer]] = Object.entries<any>(json.resource.null_resource);
+    expect(name).toMatch(/^gpucloud_token_writer_[0-9a-f]{8}$/);
+    expect(writer.triggers["account.base_url"]).toBe("https://api.example.test/v1");
+    expect(writer.triggers).not.toHaveProperty("account.env_prefix");
+    const environment = writer.provisioner[0]["local-exec"].environment;
+    expect(environment.GPUCLOUD_WRITER_BASE_URL).toBe("https://api.example.test/v1");
+    expect(environment).not.toHaveProperty("GPUCLOUD_WRITER_ENV_PREFIX");
     // Never GPUCLOUD_BASE_URL itself: an empty value from an older state would blank the environment's.
-    for (const p of sync.provisioner) expect(p["local-exec"].environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
-    for (const [name, data] of Object.entries<any>(json.data.external)) {
-      const baseUrl = name.startsWith("gpucloud-stack-read")
-        ? data.query[`${slotOf(data.query, sync.triggers.key)}.base_url`]
-        : data.query.base_url;
-      expect(baseUrl).toBe("https://api.example.test/v1");
-    }
+    expect(environment).not.toHaveProperty("GPUCLOUD_BASE_URL");
+    const reads = Object.values<any>(json.data.external);
+    expect(reads).toHaveLength(2);
+    for (const data of reads) expect(data.query["t0.base_url"]).toBe("https://api.example.test/v1");
   });
 
   test("escapes ${ and %{ in every literal string it writes, so Terraform does not interpolate them", () => {
@@ -285,11 +274,16 @@ describe("ApiToken synthesis", () => {
     expect(text).not.toMatch(/[^$]\$\{(x|var\.y|w|v)\}/);
     expect(text).not.toMatch(/[^%]%\{ if z/);
     expect(text.match(/\$\$\{x\}/g)?.length).toBeGreaterThanOrEqual(3);
-    const sync = only<any>(json.resource.null_resource);
-    expect(sync.triggers.name).toBe("n-$${x}");
-    expect(sync.triggers.description).toBe("d-$${var.y} %%{ if z }");
-    expect(sync.triggers.base_url).toBe("https://h.test/$${v}");
-    expect(sync.provisioner[0]["local-exec"].environment.GPUCLOUD_TOKEN_PREVIOUS_NAMES).toBe('["p-$${w}"]');
+    const writer = only<any>(json.resource.null_resource);
+    expect(writer.triggers["test/ci.name"]).toBe("n-$${x}");
+    expect(writer.triggers["test/ci.description"]).toBe("d-$${var.y} %%{ if z }");
+    expect(writer.triggers["account.base_url"]).toBe("https://h.test/$${v}");
+    expect(writer.provisioner[0]["local-exec"].environment.GPUCLOUD_WRITER_BASE_URL).toBe("https://h.test/$${v}");
+    // Literal names reach the writer through its inputs file, never its environment.
+    expect(writer.provisioner[0]["local-exec"].environment.GPUCLOUD_WRITER_PLANNED_0).not.toMatch(/ [nd] = /);
+    // Previous names are the plan-time read's to resolve.
+    const planTimeRead = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
+    expect(planTimeRead.query["t0.previous.0"]).toBe("p-$${w}");
   });
 
   test("leaves cdktf tokens in a name as expressions", () => {
@@ -297,10 +291,21 @@ describe("ApiToken synthesis", () => {
       const v = new TerraformVariable(stack, "suffix", { type: "string" });
       new ApiToken(stack, "ci", { name: `ci-${v.stringValue}-\${lit}` });
     });
-    expect(only<any>(json.resource.null_resource).triggers.name).toBe("ci-${var.suffix}-$${lit}");
-    // Such a read may be deferred to the apply, after destroy halves of its own run: its ticket says so.
-    const planTimeRead = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
-    expect(planTimeRead.query).toMatchObject({ plan_time: "${plantimestamp()}", may_run_at_apply: "true" });
+    const writer = only<any>(json.resource.null_resource);
+    expect(writer.triggers["test/ci.name"]).toBe("ci-${var.suffix}-$${lit}");
+    // The writer takes such a name from the plan-time read's query item (its value as Terraform resolved it).
+    const [planTimeReadName, planTimeRead] = Object.entries<any>(json.data.external).find(([k]) =>
+      /^gpucloud-stack-read_[0-9A-F]+$/.test(k),
+    )!;
+    expect(planTimeRead.query["t0.name"]).toBe("ci-${var.suffix}-$${lit}");
+    const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
+    expect(writer.provisioner[0]["local-exec"].environment.GPUCLOUD_WRITER_PLANNED_0).toBe(
+      `\${jsonencode({"test/ci" = {i = local.${observedName}["t0.id"], n = data.external.${planTimeReadName}.query["t0.name"]}})}`,
+    );
+    // Such a plan-time read may be unknown until apply: the read after the writes then always has its instance
+    // (Terraform refuses a count unknown at plan).
+    const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
+    expect(after.count).toBe(1);
   });
 
   test("exposes attributes from the plan-time read while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {
@@ -335,18 +340,28 @@ describe("ApiToken synthesis", () => {
     expect(json.output.text.value).toMatch(/^id=\$\{\(local\..*\)\}$/);
   });
 
-  test("gives each token its own key, and shares one provider and one script per stack", () => {
+  test("gives each token its own key, and shares one provider, one writer and one script per stack", () => {
     const json = synth((stack) => {
       new ApiToken(stack, "a", { name: "a" });
       new ApiToken(stack, "b", { name: "b" });
     });
-    const keys = Object.values<any>(json.resource.null_resource).map((r) => r.triggers.key);
+    const query = Object.values<any>(json.data.external)[0].query;
+    const keys = Object.keys(query)
+      .filter((k) => k.endsWith(".key"))
+      .map((k) => query[k]);
+    expect(keys).toHaveLength(2);
     expect(new Set(keys).size).toBe(2);
     expect(Object.keys(json.provider.null)).toHaveLength(1);
-    const commands = new Set(
-      Object.values<any>(json.resource.null_resource).map((r) => r.provisioner[0]["local-exec"].command.split(" ")[1]),
+    const writer = only<any>(json.resource.null_resource);
+    expect(Object.keys(writer.triggers).sort()).toEqual(["test/a.in_sync", "test/a.name", "test/b.in_sync", "test/b.name"]);
+    const scripts = new Set(
+      [
+        writer.provisioner[0]["local-exec"].command.split(" ")[1],
+        ...Object.values<any>(json.data.external).map((d) => d.program[1]),
+        json.resource.terraform_data.gpucloud_token_roster.provisioner[0]["local-exec"].command.split(" ")[1],
+      ].map((p: string) => p.replace(/^\.\//, "")),
     );
-    expect(commands.size).toBe(1);
+    expect(scripts.size).toBe(1);
   });
 
   describe("reuses the user's own default null/external providers, declared before or after the constructs", () => {

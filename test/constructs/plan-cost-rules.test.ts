@@ -26,18 +26,38 @@ const json = synth((stack) => {
   }
 });
 
-test("one environment value per part a provisioner needs: the create half two (three with previousNames), the destroy half two", () => {
-  for (const sync of Object.values<any>(json.resource.null_resource)) {
-    const [create, destroy] = sync.provisioner.map((p: any) => Object.keys(p["local-exec"].environment ?? {}).sort());
-    rule(
-      JSON.stringify(create) === JSON.stringify(["GPUCLOUD_TOKEN_PLANNED", "GPUCLOUD_TOKEN_PREVIOUS_NAMES", "GPUCLOUD_TOKEN_TRIGGERS"]) &&
-        JSON.stringify(destroy) === JSON.stringify(["GPUCLOUD_TOKEN_PLAN_TIME", "GPUCLOUD_TOKEN_TRIGGERS"]),
-      `a token's provisioners have environment values ${JSON.stringify({ create, destroy })}. Terraform parses and validates ` +
-        "every value of every provisioner of every token at each plan, so a value is paid per token: fold a new input into " +
-        "the triggers (GPUCLOUD_TOKEN_TRIGGERS) or into what the plan showed (GPUCLOUD_TOKEN_PLANNED), and measure with " +
-        "npm run bench:ratio (docs/performance.md).",
-    );
-  }
+test("one provisioner per account's writer; its environment holds per token only the planned id, literal props are in the inputs file", () => {
+  const writers = Object.values<any>(json.resource.null_resource);
+  rule(
+    writers.length === 1 && writers[0].provisioner.length === 1,
+    `the stack has ${writers.length} null_resources with ${JSON.stringify(writers.map((w) => w.provisioner.length))} provisioners ` +
+      "for three tokens of one account. Terraform starts one process per provisioner and evaluates every provisioner block " +
+      "at each plan: the tokens of an account share one writer with one provisioner (src/constructs/token-writer.ts).",
+  );
+  const environment = writers[0].provisioner[0]["local-exec"].environment ?? {};
+  const keys = Object.keys(environment).sort();
+  const planned = /^\$\{jsonencode\(\{(.*)\}\)\}$/.exec(environment.GPUCLOUD_WRITER_PLANNED_0 ?? "")?.[1] ?? "";
+  const items = planned.split(/, (?="s\/)/);
+  rule(
+    JSON.stringify(keys) === JSON.stringify(["GPUCLOUD_WRITER_INPUTS", "GPUCLOUD_WRITER_PLANNED_0", "GPUCLOUD_WRITER_TICKET"]) &&
+      items.length === 3 &&
+      items.every((item) => /^"s\/t\d" = \{i = local\.[\w-]+\["t\d\.id"\]\}$/.test(item)),
+    `the writer's environment is ${JSON.stringify(environment)}. Terraform parses and evaluates it at each plan, so what it ` +
+      "holds per token is paid per token: the plan's id only; literal names and descriptions go into the inputs file " +
+      "(GPUCLOUD_WRITER_INPUTS), and a new input of the default account into the file or the planned item, measured with " +
+      "npm run bench:ratio (docs/performance.md).",
+  );
+});
+
+test("the writer's triggers hold per token its name, its managed description and its drift marker, and nothing else", () => {
+  const triggers = Object.values<any>(json.resource.null_resource)[0].triggers;
+  const expected = [0, 1, 2].flatMap((i) => [`s/t${i}.description`, `s/t${i}.in_sync`, `s/t${i}.name`]);
+  rule(
+    JSON.stringify(Object.keys(triggers).sort()) === JSON.stringify(expected),
+    `the writer's trigger keys are ${JSON.stringify(Object.keys(triggers))}. Each key is shown by every plan that changes ` +
+      "the writer and kept in the state; a value the next plan does not recompute the same way (an id, previous names) " +
+      "would replace the writer at every plan (issue 41).",
+  );
 });
 
 test("short keys in the stack read's query and result: t<N>.<field>, fields of at most 14 characters", () => {
