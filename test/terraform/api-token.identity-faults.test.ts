@@ -150,7 +150,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       expect(stopped.signal).toBe("SIGKILL");
       // Nothing asks whether terraform is alive: the orphan's POSTs in flight are answered, their tokens created.
       let requests = -1;
-      for (const deadline = Date.now() + 30_000; Date.now() < deadline && fx.emulator.stats().requests !== requests; ) {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && fx.emulator.stats().requests !== requests;) {
         requests = fx.emulator.stats().requests;
         await new Promise((r) => setTimeout(r, 4_000));
       }

@@ -209,7 +209,11 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(named("fr-a")).toEqual([expect.objectContaining({ id: token.id })]);
     expect(named("fr-b")).toHaveLength(0);
     // The failed apply wrote no ledger (it was unknown at plan): the state still says "fr-a" for this path.
-    expect(JSON.parse((await tf.output()).gpucloud_token_ledger.value as string).t["tokens/ci"]).toEqual(["fr-a", token.id, expect.any(String)]);
+    expect(JSON.parse((await tf.output()).gpucloud_token_ledger.value as string).t["tokens/ci"]).toEqual([
+      "fr-a",
+      token.id,
+      expect.any(String),
+    ]);
 
     const plan = await tf.plan({ check: true });
     expect(oneLine(plan.stdout)).toContain("null_resource.gpucloud_token_writer is tainted, so must be replaced");
@@ -232,7 +236,9 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     const tf = await fresh.init();
     const plan = await tf.plan({ check: true });
     const actions = resourceActions(plan.plan!);
-    expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource."))).toEqual([["null_resource.gpucloud_token_writer", ["create"]]]);
+    expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource."))).toEqual([
+      ["null_resource.gpucloud_token_writer", ["create"]],
+    ]);
     // Found by a previous name at plan: its id is known, so no read after the writes.
     expect(outputChanges(plan.plan!).token_id).toMatchObject({ actions: ["create"], after: token.id });
     expect(Object.keys(actions).filter((address) => address.includes("after-write"))).toEqual([]);
@@ -316,7 +322,9 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     expect(oneLine(plan.stdout)).toMatch(/~ "tokens\/t27\.in_sync" = "true" -> \(known after apply\)/);
     // The account's one read after the writes waits for the writer and reads t27 alone (its new_slots).
     const reads = (plan.plan!.resource_changes ?? []).filter((rc) => rc.address.includes("after-write"));
-    expect(reads.map((rc) => rc.address)).toEqual([expect.stringMatching(/^data\.external\.gpucloud-stack-read_after-write_[0-9A-F]+\[0\]$/)]);
+    expect(reads.map((rc) => rc.address)).toEqual([
+      expect.stringMatching(/^data\.external\.gpucloud-stack-read_after-write_[0-9A-F]+\[0\]$/),
+    ]);
     expect((reads[0].change.after as { query: Record<string, string> }).query.new_slots).toBe("t27");
     const applied = oneLine((await tf.apply({ check: true, planFile: plan.planFile })).stdout);
     const [recreated] = named("grp-27");
@@ -368,7 +376,8 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
     // Nothing of the password in the stack folder (the state, the plan's files, the inputs), Terraform's own providers aside.
     for (const file of filesUnder(p.dir, [".terraform"])) {
       const text = readFileSync(file, "utf8");
-      for (const secret of [USER.password, md5HexOfUtf8(USER.password)]) expect({ file, has: text.includes(secret) }).toEqual({ file, has: false });
+      for (const secret of [USER.password, md5HexOfUtf8(USER.password)])
+        expect({ file, has: text.includes(secret) }).toEqual({ file, has: false });
     }
     await p.steady();
   });
