@@ -78,7 +78,7 @@ export class StackRead extends Construct {
   private readonly groupOfWriter = new Map<TokenWriter, AfterWriteGroup>();
   /** Each group's read after the writes, for the ledger output's depends_on (see addLedgerOutput). */
   private readonly afterWriteReads: DataExternal[] = [];
-  /** The writers' resources (see nameClashes). */
+  /** The writers' resources (see nameClashes and addLedgerOutput). */
   private readonly writes = new Set<TerraformResource>();
   /** Token key → its group. */
   private readonly groupOf = new Map<string, AfterWriteGroup>();
@@ -284,11 +284,17 @@ export class StackRead extends Construct {
       ),
     ];
     const all = new TerraformLocal(this, "ledgers", Lazy.stringValue({ produce: () => `\${[${ledgers().join(", ")}]}` }));
+    const ledger =
+      `jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), ` +
+      `t = merge([for l in local.${all.friendlyUniqueId} : l.t]...), v = ${LEDGER_VERSION}})`;
+    // Unknown at plan while a writer is replaced (its id is), so that Terraform cannot write the plan's value: it
+    // writes an output known at plan at the start of an apply whatever becomes of what it depends on, and a failed
+    // or stopped rename would then leave the new name with the old id, which the next plan takes for a token
+    // renamed outside Terraform, creating a second token (depends_on alone does not stop that).
+    const writerIds = () => [...this.writes].map((w) => `${w.terraformResourceType}.${w.friendlyUniqueId}.id`).join(", ");
     const output = new TerraformOutput(this, "ledger", {
       description: "What the last apply of this stack managed: each ApiToken's name, id and account, read by the next plan",
-      value:
-        `\${jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), ` +
-        `t = merge([for l in local.${all.friendlyUniqueId} : l.t]...), v = ${LEDGER_VERSION}})}`,
+      value: Lazy.stringValue({ produce: () => `\${alltrue([for id in [${writerIds()}] : id != null]) ? ${ledger} : null}` }),
     });
     output.overrideLogicalId(LEDGER_OUTPUT);
     // Written only once every token's write succeeded: an apply that failed or was stopped keeps the ledger

@@ -8,7 +8,7 @@ import { TerraformOutput } from "cdktf";
 import { ApiToken, type ApiTokenProps } from "../../src";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { expectSteadyPlan } from "../support/steady-plan";
-import { describeWithTerraform, handoffFiles, oneLine, type TerraformRunner } from "../support/terraform";
+import { describeWithTerraform, oneLine, type TerraformRunner } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "faults-bot", password: "faults-password-4c1d" };
@@ -30,6 +30,17 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       return this;
     }
 
+    /** Tokens `ci-0`.. `ci-<n-1>` named `<prefix>-<i>`, each id an output `id<i>`. */
+    synthMany(prefix: string, n: number): this {
+      this.folder.synth((stack) => {
+        for (let i = 0; i < n; i++) {
+          const token = new ApiToken(stack, `ci-${i}`, { name: `${prefix}-${i}` });
+          new TerraformOutput(stack, `id${i}`, { value: token.tokenId });
+        }
+      });
+      return this;
+    }
+
     async init(): Promise<TerraformRunner> {
       this.tf = await fx.init(this.dir, { env: fx.env({}, USER, this.api), timeoutMs: 120_000 });
       return this.tf;
@@ -39,8 +50,9 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       return (await expectSteadyPlan(this.tf)).stdout;
     }
 
-    handoffs(): string[] {
-      return handoffFiles(this.dir);
+    /** The state's ledger entry of `path`: [name, id, account]. */
+    async ledgerEntry(path: string): Promise<unknown> {
+      return (JSON.parse((await this.tf.output()).gpucloud_token_ledger.value as string) as { t: Record<string, unknown> }).t[path];
     }
   }
 
@@ -56,7 +68,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       const tf = await p.init();
       const first = oneLine((await tf.apply({ check: true })).stdout);
       const [token] = named(stored, api);
-      expect(first).toContain(`created API token "${stored}" (id ${token.id})`);
+      expect(first).toContain(`created API token "${stored}" (id ${token.id}) for tokens/ci`);
       expect(first).toContain(`the API stored API token ${token.id}'s name as "${stored}"`);
       await tf.apply({ check: true });
       await tf.apply({ check: true });
@@ -69,103 +81,98 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     }
   });
 
-  test("SIGINT between the halves of a rename: the retry warns naming the old id and previousNames", async () => {
-    // Terraform lets an operation it already started finish after a SIGINT; on a loaded machine the
-    // create half may start before the signal lands, and the rename then completes. That run proves
-    // nothing here, so the scenario is set up again (fresh names), at most three times.
-    for (let attempt = 1; ; attempt++) {
-      const [oldName, newName] = [`int-old-${attempt}`, `int-new-${attempt}`];
-      const p = new Project().synth({ name: oldName });
-      const tf = await p.init();
-      await tf.apply({ check: true });
-      const [old] = named(oldName);
+  test("SIGINT while the writer renames: the interrupted apply keeps the ledger it had; the next apply ends on the same token", async () => {
+    const [oldName, newName] = ["int-old", "int-new"];
+    const p = new Project().synth({ name: oldName });
+    const tf = await p.init();
+    await tf.apply({ check: true });
+    const [old] = named(oldName);
+    const count = fx.emulator.tokens().length;
 
-      p.synth({ name: newName });
+    p.synth({ name: newName });
+    // A slow rename, so that the signal lands while the writer's PUT is at the API.
+    fx.emulator.setFaults({ latencyMs: 3_000, paths: ["/api-tokens/"] });
+    try {
+      const putsBefore = fx.emulator.stats().byRoute["PUT /api-tokens/{id}"] ?? 0;
       const { child, result } = await tf.start("apply", ["-auto-approve"]);
-      let seen = "";
       let interrupted = false;
-      child.stdout?.on("data", (b: Buffer) => {
-        seen += b.toString("utf8");
-        if (!interrupted && /_sync\S*: Destruction complete/.test(seen)) {
+      const poll = setInterval(() => {
+        if ((fx.emulator.stats().byRoute["PUT /api-tokens/{id}"] ?? 0) > putsBefore) {
           interrupted = true;
+          clearInterval(poll);
           child.kill("SIGINT");
         }
-      });
+      }, 20);
+      void result.finally(() => clearInterval(poll));
       const stopped = await result;
       expect(interrupted).toBe(true);
-      if (/token-apply/.test(stopped.stdout) && attempt < 3) {
-        await tf.apply({ check: true });
-        continue;
-      }
-      expect(stopped.stdout).not.toMatch(/token-apply/);
       expect(stopped.exitCode).not.toBe(0);
-      expect(p.handoffs()).toHaveLength(1);
-
-      // Terraform writes the interrupted apply's planned ledger (the new name with the old id), so the retry cannot
-      // tell this from a token renamed in the console since: it creates the new name and says so (docs/token-lifecycle.md).
-      const retried = oneLine((await tf.apply({ check: true })).stdout);
-      const [created] = named(newName);
-      expect(created.id).not.toBe(old.id);
-      expect(retried).toContain(`WARNING: API token "${oldName}" (id ${old.id}) was released by an earlier terraform run`);
-      expect(retried).toContain(`add previousNames: ["${oldName}"] to the ApiToken "tokens/ci"`);
-      expect(named(oldName)).toEqual([expect.objectContaining({ id: old.id })]);
-      await p.steady();
-      return;
+      // The writer (or what is left of it once terraform is gone) lets its PUT finish: wait for its answer.
+      await new Promise((r) => setTimeout(r, 4_000));
+    } finally {
+      fx.emulator.setFaults({});
     }
+    // Whether or not the PUT was answered, the ledger is the last finished apply's: the old name, the old id.
+    expect(await p.ledgerEntry("tokens/ci")).toEqual([oldName, old.id, expect.any(String)]);
+
+    const retried = oneLine((await tf.apply({ check: true })).stdout);
+    expect(retried).not.toContain("created API token");
+    expect(fx.emulator.tokens()).toHaveLength(count);
+    expect(named(oldName)).toEqual([]);
+    expect(named(newName)).toEqual([expect.objectContaining({ id: old.id, token: old.token })]);
+    expect((await tf.output()).token_id.value).toBe(old.id);
+    expect(await p.ledgerEntry("tokens/ci")).toEqual([newName, old.id, expect.any(String)]);
+    await p.steady();
   });
 
-  test("terraform killed while a create half runs: the orphaned half may finish its write; the next apply adopts it, one token", async () => {
-    // On a machine starved of CPU the kill can land after the create half ended and Terraform saved its resource: that run
-    // proves nothing here (the retry has nothing to adopt), so the scenario is set up again (a fresh name), at most three times.
-    for (let attempt = 1; ; attempt++) {
-      const name = `orph-ci-${attempt}`;
-      const p = new Project().synth({ name });
-      const tf = await p.init();
-      // Slow token calls, so that terraform dies while the create half's POST is at the API (3 s before its answer, and 3 more
-      // for its look after the create: a test process starved of CPU still kills before the provisioner ends).
-      // Told by the API's own count, not by terraform's output, which a test process starved of CPU reads late.
-      fx.emulator.setFaults({ latencyMs: 3_000, paths: ["/api-tokens"] });
-      try {
-        const postsBefore = fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0;
-        const { child, result } = await tf.start("apply", ["-auto-approve"]);
-        let killed = false;
-        const poll = setInterval(() => {
-          if ((fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0) > postsBefore) {
-            killed = true;
-            clearInterval(poll);
-            child.kill("SIGKILL");
-          }
-        }, 20);
-        void result.finally(() => clearInterval(poll));
-        const stopped = await result;
-        expect(killed).toBe(true);
-        expect(stopped.signal).toBe("SIGKILL");
-        // Nothing asks whether terraform is alive: the orphan's POST is answered, the token created.
-        const deadline = Date.now() + 20_000;
-        while (named(name).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-      } finally {
-        fx.emulator.setFaults({});
+  test("terraform killed while the writer creates: the orphaned writer may finish its POSTs; the next apply leaves exactly one token per name", async () => {
+    const n = 12;
+    const p = new Project().synthMany("orph", n);
+    const tf = await p.init();
+    const names = Array.from({ length: n }, (_, i) => `orph-${i}`);
+    // Slow token calls, so that terraform dies while the writer's POSTs (8 at once) are at the API. Told by the
+    // API's own count, not by terraform's output, which a test process starved of CPU reads late.
+    fx.emulator.setFaults({ latencyMs: 3_000, paths: ["/api-tokens"] });
+    try {
+      const postsBefore = fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0;
+      const { child, result } = await tf.start("apply", ["-auto-approve"]);
+      let killed = false;
+      const poll = setInterval(() => {
+        if ((fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0) > postsBefore) {
+          killed = true;
+          clearInterval(poll);
+          child.kill("SIGKILL");
+        }
+      }, 20);
+      void result.finally(() => clearInterval(poll));
+      const stopped = await result;
+      expect(killed).toBe(true);
+      expect(stopped.signal).toBe("SIGKILL");
+      // Nothing asks whether terraform is alive: the orphan's POSTs in flight are answered, their tokens created.
+      let requests = -1;
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && fx.emulator.stats().requests !== requests;) {
+        requests = fx.emulator.stats().requests;
+        await new Promise((r) => setTimeout(r, 4_000));
       }
-      expect(named(name)).toHaveLength(1);
-      const [orphaned] = named(name);
-      const saved = (await tf.run("state", ["list"])).stdout;
-      if (/gpucloud_ci_sync/.test(saved) && attempt < 3) continue;
-
-      const retried = oneLine((await tf.apply({ check: true })).stdout);
-      // The orphan recorded what it applied, or at least its pending write: either way the same token.
-      expect(retried).toMatch(
-        new RegExp(
-          `(adopted (existing )?API token "${name}" \\(id ${orphaned.id}\\)|API token "${name}" \\(id ${orphaned.id}\\) is up to date)`,
-        ),
-      );
-      expect(retried).not.toContain("created API token");
-      // The killed first apply left the roster and no ledger: the retry cannot check the account, and says so (docs/accounts.md).
-      expect(retried).toContain("an apply of this stack ended before it wrote gpucloud_token_ledger");
-      expect(named(name)).toEqual([expect.objectContaining({ id: orphaned.id })]);
-      expect((await tf.output()).token_id.value).toBe(orphaned.id);
-      await p.steady();
-      return;
+    } finally {
+      fx.emulator.setFaults({});
     }
+    const orphaned = names.filter((name) => named(name).length > 0);
+    expect(orphaned.length).toBeGreaterThan(0);
+    for (const name of orphaned) expect(named(name)).toHaveLength(1);
+    const ids = new Map(orphaned.map((name) => [name, named(name)[0].id]));
+    expect((await tf.run("state", ["list"])).stdout).not.toContain("null_resource.gpucloud_token_writer");
+
+    const postsBefore = fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0;
+    const retried = oneLine((await tf.apply({ check: true })).stdout);
+    // What the orphan created is found by name and kept; only the others are created.
+    expect((fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0) - postsBefore).toBe(n - orphaned.length);
+    for (const name of orphaned) expect(retried).not.toContain(`created API token "${name}"`);
+    expect(names.filter((name) => named(name).length !== 1)).toEqual([]);
+    const outputs = await tf.output();
+    for (const [i, name] of names.entries()) expect(outputs[`id${i}`].value).toBe(named(name)[0].id);
+    for (const [name, id] of ids) expect(named(name)[0].id).toBe(id);
+    await p.steady();
   });
 
   test("several tokens with the managed name: plan and apply say so (ids, the one used); a switch of id is called out", async () => {
@@ -195,13 +202,16 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     );
   });
 
-  test("a token of the same name appearing right after a create (another stack, a late commit): the apply and the next plan say so", async () => {
+  test("a token of the same name appearing right after a create (another stack, a late commit): the stack keeps the token its writer created, and the next plan says so", async () => {
     let twin: string | undefined;
-    // The emulator logs a request once it has answered it, before the client can send the next.
+    // The emulator logs a request once it has answered it, before the client can send the next. A late commit:
+    // listed only now, created a second before (in the same second, the two tie and the id decides).
     const api: RunningEmulator = await startEmulator({
       users: [USER],
       log: (line) => {
-        if (!twin && line.startsWith("POST /api-tokens 200")) twin = api.addToken({ name: "race-ci" }).id;
+        if (!twin && line.startsWith("POST /api-tokens 200")) {
+          twin = api.addToken({ name: "race-ci", createdAt: Math.floor(Date.now() / 1000) - 1 }).id;
+        }
       },
     });
     try {
@@ -212,18 +222,17 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       const applied = oneLine(raw);
       const mine = named("race-ci", api).find((t) => t.id !== twin)!;
       expect(twin).toBeDefined();
-      expect(applied).toContain(`created API token "race-ci" (id ${mine.id})`);
-      expect(applied).toContain(`another API token named "race-ci" exists besides the one just created (id ${twin})`);
-      // The create half's own look says it in the apply's log; the check block speaks for the plan-time read only
-      // (an assertion over the reads after the writes would be "known after apply" in every plan that writes).
-      expect(applied).toContain(`This stack uses ${mine.id}; revoke the other in the console if nothing uses it.`);
+      expect(applied).toContain(`created API token "race-ci" (id ${mine.id}) for tokens/ci`);
+      // The writer does not look again after its creates: the apply's own log says nothing of the twin, and the
+      // check block speaks for the plan-time read only (see the next plan).
       expect(applied).not.toContain("Check block assertion");
       expect((await tf.output()).token_id.value).toBe(mine.id);
-      // Ids and names only: no secret in what the warnings print.
+      expect(await p.ledgerEntry("tokens/ci")).toEqual(["race-ci", mine.id, expect.any(String)]);
+      // Ids and names only: no secret in what the log prints.
       for (const secret of [USER.password, ...api.tokens().map((t) => t.token)]) expect(raw).not.toContain(secret);
-      // And every plan after, until one is revoked; the stack keeps its own token.
+      // Every plan after, until one is revoked, says so; the stack keeps its own token.
       const plan = oneLine((await tf.plan({ detailedExitCode: true, check: true })).stdout);
-      expect(plan).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids [^)]*\\); the stack uses ${mine.id}\\.`));
+      expect(plan).toContain(`2 API tokens are named "race-ci" (ids ${mine.id}, ${twin}); the stack uses ${mine.id}.`);
       expect(plan).toContain("No changes.");
     } finally {
       await api.close();

@@ -1,28 +1,28 @@
 /**
- * The run's walk of the token list is taken by the apply's provisioners, never at plan time. A
- * stack whose reads after the writes run at plan (a computed name makes every group's read run)
- * once left the walk in the folder at plan; a saved plan's create halves then trusted it, and a
- * token renamed to a managed name between plan and apply was not seen: a second token of that
- * name was created. Found in review of the change that let those reads use the run's walk.
+ * A saved plan is applied later: the writer decides every create on its own walk and reads at
+ * apply, never on what the plan saw. A token renamed to a managed name between the plan and the
+ * apply is adopted, not created a second time. The stack has a token whose name is an expression
+ * (known only at apply; every read after the writes runs then) beside literal ones, as the case
+ * was first found with (the old design left its run's walk at plan time, and a saved plan's
+ * create halves trusted it).
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { Resource } from "@cdktf/provider-null/lib/resource";
 
 import { ApiToken } from "../../src";
-import { runFilesIn } from "../support/run-folders";
 import type { SynthFolder } from "../support/synth-folder";
-import { describeWithTerraform } from "../support/terraform";
+import { describeWithTerraform, oneLine } from "../support/terraform";
 import { terraformFixture } from "../support/terraform-fixture";
 
 const USER = { username: "saved-plan-bot", password: "saved-plan-pw-5e19" };
 
-describeWithTerraform("a saved plan and the run's walk", () => {
+describeWithTerraform("a saved plan and what the writer reads at apply", () => {
   const fx = terraformFixture({ users: [USER] });
 
-  /** One ApiToken with a computed name (its group's read runs at every plan) and 25 literal ones, so two groups. */
+  /** One ApiToken with a computed name and 25 literal ones; `wanted` adds one more. */
   const synth = (folder: SynthFolder, withWanted: boolean): string =>
     folder.synth((stack) => {
       const seed = new Resource(stack, "seed", {});
@@ -33,26 +33,30 @@ describeWithTerraform("a saved plan and the run's walk", () => {
 
   test("a token renamed to a managed name between plan and a saved plan's apply is adopted, not created a second time", async () => {
     const folder = fx.folder({ prefix: "gpucloud-saved-plan-" });
-    // A temp folder of this test's own, so that the run folder holds this test's runs alone.
+    // A temp folder of this test's own: the run leaves nothing in it.
     const tmp = mkdtempSync(path.join(tmpdir(), "gpucloud-saved-plan-tmp-"));
     const env = fx.env({ TMPDIR: tmp });
     const first = await fx.init(synth(folder, false), { env });
     await first.apply({ check: true });
     const someoneElses = fx.emulator.addToken({ name: "sp-someone-elses", createdAt: 1_600_000_000 });
+    const count = fx.emulator.tokens().length;
 
     const tf = fx.runner(synth(folder, true), { env });
-    const walksBefore = runFilesIn(tmp, ".walk.json");
     const plan = await tf.plan();
     expect(plan.exitCode).toBe(0);
-    // The first apply's walk is its run's; the plan adds none.
-    expect(runFilesIn(tmp, ".walk.json")).toEqual(walksBefore);
+    expect(oneLine(plan.stdout)).toMatch(/\+ "s\/wanted\.name" += "sp-wanted"/);
 
     // Between the plan and its apply, someone renames their token to the name the plan creates.
     const client = fx.client();
     await client.updateToken(someoneElses.id, { name: "sp-wanted" });
     await client.close();
-    const applied = await tf.apply({ planFile: plan.planFile, check: true });
-    expect(applied.stdout).toMatch(/adopted existing API token "sp-wanted"/);
+    const postsBefore = fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0;
+    const applied = oneLine((await tf.apply({ planFile: plan.planFile, check: true })).stdout);
+    expect(applied).toContain(`adopted existing API token "sp-wanted" (id ${someoneElses.id}) for s/wanted: no change`);
+    expect(applied).not.toContain('created API token "sp-wanted"');
+    expect(fx.emulator.stats().byRoute["POST /api-tokens"] ?? 0).toBe(postsBefore);
     expect(fx.named("sp-wanted").map((t) => t.id)).toEqual([someoneElses.id]);
+    expect(fx.emulator.tokens()).toHaveLength(count);
+    expect(readdirSync(tmp).filter((f) => f.includes("gpucloud"))).toEqual([]);
   });
 });

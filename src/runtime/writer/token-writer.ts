@@ -123,10 +123,18 @@ class WriterRun {
 
   /**
    * The name the API stored. Another spelling that folds to the same is accepted (every look-up
-   * matches that way); anything else fails this token, whose id the message gives.
+   * matches that way), and the log says so (docs/token-lifecycle.md); anything else fails this
+   * token, whose id the message gives.
    */
   private checkStoredName(w: WantedToken, stored: TokenView): void {
-    if (stored.name === w.name || foldTokenName(stored.name) === foldTokenName(w.name)) return;
+    if (stored.name === w.name) return;
+    if (foldTokenName(stored.name) === foldTokenName(w.name)) {
+      this.ctx.out.info(
+        `the API stored API token ${stored.id}'s name as ${JSON.stringify(stored.name)} (it trims or lower-cases names); ` +
+          `names are matched that way too, so it is found as ${JSON.stringify(w.name)}`,
+      );
+      return;
+    }
     throw new Error(
       `the API stored API token ${stored.id} as ${JSON.stringify(stored.name)}, not the name requested, ${JSON.stringify(w.name)}; ` +
         `set the ApiToken's name to ${JSON.stringify(stored.name)}, or rename the token in the console`,
