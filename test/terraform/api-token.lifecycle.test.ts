@@ -93,7 +93,9 @@ describeWithTerraform("ApiToken lifecycle under real Terraform", () => {
     expect(writerActions(plan.plan)).toEqual(["delete", "create"]);
     const applied = await tf.apply({ check: true });
     expect(plan.stdout).toMatch(/"gpu-ci\/ci-token.name"\s+= "ci-lifecycle" -> "ci-lifecycle-renamed"/);
-    expect(oneLine(applied.stdout)).toContain(`API token "${NAME}" (id ${firstId}) for gpu-ci/ci-token: renamed "${NAME}" to "${NAME}-renamed"`);
+    expect(oneLine(applied.stdout)).toContain(
+      `API token "${NAME}" (id ${firstId}) for gpu-ci/ci-token: renamed "${NAME}" to "${NAME}-renamed"`,
+    );
 
     expect(fx.emulator.tokens()).toHaveLength(before);
     expect(fx.emulator.tokens().find((t) => t.id === firstId)).toMatchObject({ name: `${NAME}-renamed`, token: firstValue });
