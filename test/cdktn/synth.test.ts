@@ -17,11 +17,12 @@ type Json = Record<string, any>;
 
 /**
  * cdk.tf.json without what differs by design: the "//" metadata (construct paths, cdk version)
- * and the asset folder's hash (cdktf and cdktn hash the same file differently).
+ * and the asset folders' hashes (cdktf and cdktn hash the same file differently): the runtime
+ * script's and the token writer's inputs'.
  */
 function normalized(json: Json): Json {
   const text = JSON.stringify(json, (key, value) => (key === "//" ? undefined : value));
-  return JSON.parse(text.replace(/gpucloud-runtime\/[0-9A-F]{32}\//g, "gpucloud-runtime/<hash>/")) as Json;
+  return JSON.parse(text.replace(/(assets\/[\w.-]+\/)[0-9A-F]{32}\//g, "$1<hash>/")) as Json;
 }
 
 function synthCdktf(): Json {

@@ -138,8 +138,10 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     await s.run("init");
     let loginsBefore = logins();
     const applied = await s.run("apply", ["-auto-approve"]);
-    // The plan's read logs in; every script of the apply, the values' reads included, shares one more login.
-    expect(logins() - loginsBefore).toBeLessThanOrEqual(2);
+    // One login per script process (no shared session): the plan-time read, the writer, the read after
+    // the writes and the values' read at apply; the ephemeral block is not opened at plan while the
+    // token's id is unknown. The issue's ceiling with ephemeralToken is 5.
+    expect(logins() - loginsBefore).toBe(4);
     // Terraform itself keeps the provisioner's output out of the log.
     expect(applied.stdout).toMatch(/output suppressed due to (sensitive, )?ephemeral value in config/);
     const value = valueOf("eph-one");
@@ -181,8 +183,9 @@ describeWithTerraform("ApiToken valueInState: false and ephemeralToken under rea
     s.synth({ name: "eph-two", previousNames: ["eph-one"], description: "v1", valueInState: false, consumers: true });
     loginsBefore = logins();
     await s.run("apply", ["-auto-approve"]);
-    // The values are read at plan and again at apply (their id is known at plan): still one shared login besides the plan's read.
-    expect(logins() - loginsBefore).toBeLessThanOrEqual(2);
+    // The plan-time read, the values' read at plan and again at apply (their id is known at plan), the
+    // writer; no read after the writes (no token without an id at plan).
+    expect(logins() - loginsBefore).toBe(4);
     expect(valueOf("eph-two")).toBe(value);
     await checkEverything("renamed");
 

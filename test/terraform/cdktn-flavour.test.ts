@@ -34,12 +34,19 @@ describeWithTerraform("CDK Terrain flavour under real Terraform", () => {
   test("deploy creates the token and reads the cheapest H100", async () => {
     const plan = await tf.plan({ check: true });
     const actions = resourceActions(plan.plan!);
-    expect(
-      Object.entries(actions)
-        .filter(([a]) => a.startsWith("null_resource."))
-        .map(([, v]) => v),
-    ).toEqual([["create"]]);
-    await tf.apply({ check: true });
+    // The stack's one token writer of the default account, whose triggers name the token's fields by construct path.
+    expect(Object.entries(actions).filter(([a]) => a.startsWith("null_resource."))).toEqual([
+      ["null_resource.gpucloud_token_writer", ["create"]],
+    ]);
+    const writer = plan.plan!.resource_changes!.find((rc) => rc.address === "null_resource.gpucloud_token_writer")!;
+    expect((writer.change.after as { triggers: Record<string, string> }).triggers).toEqual({
+      "gpu-ci/ci-token.name": NAME,
+      "gpu-ci/ci-token.description": "from cdktn",
+    });
+    // The drift marker: unknown at plan while the API has no such token.
+    expect(writer.change.after_unknown).toEqual({ id: true, triggers: { "gpu-ci/ci-token.in_sync": true } });
+    const applied = await tf.apply({ check: true });
+    expect(applied.stdout).toMatch(new RegExp(`gpucloud: created API token "${NAME}" \\(id \\S+\\) for gpu-ci/ci-token`));
 
     const tokens = fx.named(NAME);
     expect(tokens).toHaveLength(1);

@@ -60,8 +60,10 @@ describeWithTerraform("where the token value lives, and operating without the AP
     expect(oneLine(failed.stderr)).toMatch(/ECONNREFUSED|connection refused/);
 
     const destroyed = await down.run("destroy", ["-auto-approve", "-refresh=false"], { check: true });
-    // The sync resource and the stack's roster; the roster's warning needs no API.
+    // The stack's token writer and its roster; the roster's warning needs no API.
     expect(destroyed.stdout).toMatch(/Destroy complete! Resources: 2 destroyed\./);
+    expect(destroyed.stdout).toContain("null_resource.gpucloud_token_writer: Destruction complete");
+    expect(destroyed.stdout).toContain("terraform_data.gpucloud_token_roster[0]: Destruction complete");
     expect(oneLine(destroyed.stdout)).toMatch(
       /WARNING: API token "ci-secrets" on the account GPUCLOUD_\* stays ACTIVE: the stack is being destroyed/,
     );

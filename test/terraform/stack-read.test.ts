@@ -3,7 +3,10 @@
  * a steady plan of tokens and lookups runs one script process that logs in once, and merging
  * never makes something unknown at plan that its own read would know: a token's computed name
  * leaves the lookups' attributes known, a lookup's computed query leaves the tokens' in-sync
- * trigger known. Script processes are counted by a `node` on Terraform's PATH that logs each start.
+ * trigger known. With a password, each script process logs in once: an apply of new tokens logs in
+ * three times (plan-time read, writer, read after the writes). `dependsOn: [token]` orders a resource
+ * after the token's writer and read after the writes. Script processes are counted by a `node` on
+ * Terraform's PATH that logs each start.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -108,11 +111,127 @@ describeWithTerraform("the stack's one read, under real Terraform", () => {
     });
     const plan = await tf.plan({});
     expect(plan.exitCode).toBe(0);
-    const sync = plan.plan!.resource_changes!.find((rc) => rc.address.startsWith("null_resource.gpucloud_token_sync_"))!;
-    expect((sync.change.after as { triggers: Record<string, string> }).triggers.api_in_sync).toBe("true");
+    const writer = plan.plan!.resource_changes!.find((rc) => rc.address === "null_resource.gpucloud_token_writer")!;
+    expect(writer.change.actions).toEqual(["create"]);
+    expect((writer.change.after as { triggers: Record<string, string> }).triggers["s/token.in_sync"]).toBe("true");
+    expect(writer.change.after_unknown).not.toHaveProperty(["triggers", "s/token.in_sync"]);
     expect(known(plan.plan!.output_changes!.computed_id)).toBe(false);
     await tf.apply({ check: true, planFile: plan.planFile });
     expect((await tf.output()).computed_id.value).toBe(NORWAY_H100X1);
+    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+  });
+
+  test("with a password, an apply logs in once per script process: 3 for new tokens (plan-time read, writer, read after the writes), 2 for an update, 1 when steady", async () => {
+    const build = (description: string) => (stack: TerraformStack) => {
+      for (let i = 0; i < 3; i++) {
+        const token = new ApiToken(stack, `t${i}`, { name: `read-logins-${i}`, description });
+        new TerraformOutput(stack, `t${i}_id`, { value: token.tokenId });
+      }
+    };
+    const folder = fx.folder({ prefix: "gpucloud-stack-read-logins-" });
+    folder.synth(build("v1"));
+    const tf = await fx.init(folder.dir, { env: fx.env({ PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}` }) });
+    processes();
+    fx.emulator.resetStats();
+    await tf.apply({ check: true });
+    expect(processes()).toEqual(["stack-read", "stack-read", "token-writer"]);
+    expect(fx.emulator.stats().logins).toBe(3);
+    expect(fx.emulator.stats().byRoute["POST /api-tokens"]).toBe(3);
+    const ids = (await tf.output()) as Record<string, { value: string }>;
+    for (let i = 0; i < 3; i++) expect(fx.named(`read-logins-${i}`).map((t) => t.id)).toEqual([ids[`t${i}_id`].value]);
+
+    // A description change of every token: the plan found every id, so no read after the writes runs.
+    folder.synth(build("v2"));
+    fx.emulator.resetStats();
+    await tf.apply({ check: true });
+    expect(processes()).toEqual(["stack-read", "token-writer"]);
+    expect(fx.emulator.stats().logins).toBe(2);
+    for (let i = 0; i < 3; i++) expect(fx.named(`read-logins-${i}`).map((t) => t.description)).toEqual(["v2"]);
+
+    fx.emulator.resetStats();
+    await tf.apply({ check: true });
+    expect(processes()).toEqual(["stack-read"]);
+    expect(fx.emulator.stats().logins).toBe(1);
+    expect(fx.emulator.stats().tokenWrites).toBe(0);
+  });
+
+  /** What a consumer's provisioner saw: the emulator's state (tokens and stats) when it ran. */
+  interface Seen {
+    data: { tokens: { name: string; id: string }[]; stats: { logins: number; tokenWrites: number } };
+  }
+
+  test("dependsOn: [token]: a resource that depends on a token runs after its account's writer and, for a create, after the read after the writes", async () => {
+    const folder = fx.folder({ prefix: "gpucloud-stack-read-depends-" });
+    const seenFile = path.join(folder.outdir, "seen.json");
+    // Fetches the emulator's control surface (no credentials) with the real node, not the counting shim.
+    const fetchState =
+      'require("http").get(process.env.STATE_URL, (r) => { let b = ""; r.on("data", (c) => (b += c)); ' +
+      'r.on("end", () => require("fs").writeFileSync(process.env.OUT, b)); })';
+    const build = (name: string, previousNames?: string[]) => (stack: TerraformStack) => {
+      const token = new ApiToken(stack, "token", { name, previousNames });
+      // Refers to no attribute of the token: only dependsOn orders it.
+      new Resource(stack, "consumer", {
+        triggers: { name },
+        dependsOn: [token],
+        provisioners: [
+          {
+            type: "local-exec",
+            command: `'${SCRIPT_NODE}' -e '${fetchState}'`,
+            environment: { STATE_URL: `${fx.emulator.url}/_emulator/state`, OUT: seenFile },
+          },
+        ],
+      });
+    };
+    const seen = () => JSON.parse(readFileSync(seenFile, "utf8")) as Seen;
+    folder.synth(build("read-depends-one"));
+    const tf = await fx.init(folder.dir);
+
+    const plan = await tf.plan({ check: true });
+    // The configuration Terraform plans: the consumer depends on the read after the writes, which depends on the writer.
+    const config = (plan.plan!.configuration as { root_module: { resources: { address: string; depends_on?: string[] }[] } }).root_module
+      .resources;
+    const afterWrite = config.find((r) => r.address.startsWith("data.external.gpucloud-stack-read_after-write"))!;
+    expect(config.find((r) => r.address === "null_resource.consumer")!.depends_on).toEqual([afterWrite.address]);
+    expect(afterWrite.depends_on).toEqual(["null_resource.gpucloud_token_writer"]);
+
+    fx.emulator.resetStats();
+    const applied = await tf.apply({ check: true, planFile: plan.planFile });
+    const order = (line: string) => {
+      const at = applied.stdout.indexOf(line);
+      expect({ line, found: at >= 0 }).toEqual({ line, found: true });
+      return at;
+    };
+    const writerDone = order("null_resource.gpucloud_token_writer: Creation complete");
+    const readDone = order(`${afterWrite.address}[0]: Read complete`);
+    const consumerStart = order("null_resource.consumer: Creating...");
+    expect(writerDone).toBeLessThan(readDone);
+    expect(readDone).toBeLessThan(consumerStart);
+    // The API as the consumer found it: the token created, and the logins of the writer and of the
+    // read after the writes (the saved plan's read logged in before the stats were reset).
+    const created = fx.named("read-depends-one");
+    expect(created).toHaveLength(1);
+    expect(
+      seen()
+        .data.tokens.filter((t) => t.name === "read-depends-one")
+        .map((t) => t.id),
+    ).toEqual([created[0].id]);
+    expect(seen().data.stats).toEqual(expect.objectContaining({ logins: 2, tokenWrites: 1 }));
+
+    // A rename: the read after the writes has no instance; the consumer still waits for the writer.
+    folder.synth(build("read-depends-two"));
+    fx.emulator.resetStats();
+    const renamed = await tf.apply({ check: true });
+    const writerRenamed = renamed.stdout.indexOf("null_resource.gpucloud_token_writer: Creation complete");
+    expect(writerRenamed).toBeGreaterThanOrEqual(0);
+    expect(renamed.stdout.indexOf("null_resource.consumer: Creating...")).toBeGreaterThan(writerRenamed);
+    expect(renamed.stdout).not.toContain(`${afterWrite.address}[0]: Read`);
+    expect(
+      seen()
+        .data.tokens.filter((t) => t.id === created[0].id)
+        .map((t) => t.name),
+    ).toEqual(["read-depends-two"]);
+    // The plan-time read's login and the writer's: the rename was made when the consumer ran.
+    expect(seen().data.stats).toEqual(expect.objectContaining({ logins: 2, tokenWrites: 1 }));
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 });
