@@ -202,7 +202,10 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     );
   });
 
-  test("a token of the same name appearing right after a create (another stack, a late commit): the stack keeps the token its writer created, and the next plan says so", async () => {
+  // A limit of the design (docs/token-lifecycle.md, "What can still produce a second token"): nothing outside the state
+  // tells the read after the writes which of two tokens of the name the writer created; it takes the name's token
+  // (the oldest), and every plan names both until one is revoked.
+  test("a token of the same name appearing right after a create (another stack, a late commit): the stack takes one of the two, consistently, and every plan names both", async () => {
     let twin: string | undefined;
     // The emulator logs a request once it has answered it, before the client can send the next. A late commit:
     // listed only now, created a second before (in the same second, the two tie and the id decides).
@@ -226,13 +229,14 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       // The writer does not look again after its creates: the apply's own log says nothing of the twin, and the
       // check block speaks for the plan-time read only (see the next plan).
       expect(applied).not.toContain("Check block assertion");
-      expect((await tf.output()).token_id.value).toBe(mine.id);
-      expect(await p.ledgerEntry("tokens/ci")).toEqual(["race-ci", mine.id, expect.any(String)]);
+      const used = (await tf.output()).token_id.value as string;
+      expect([mine.id, twin]).toContain(used);
+      expect(await p.ledgerEntry("tokens/ci")).toEqual(["race-ci", used, expect.any(String)]);
       // Ids and names only: no secret in what the log prints.
       for (const secret of [USER.password, ...api.tokens().map((t) => t.token)]) expect(raw).not.toContain(secret);
-      // Every plan after, until one is revoked, says so; the stack keeps its own token.
+      // Every plan after, until one is revoked, names both; the stack keeps the token it took.
       const plan = oneLine((await tf.plan({ detailedExitCode: true, check: true })).stdout);
-      expect(plan).toContain(`2 API tokens are named "race-ci" (ids ${mine.id}, ${twin}); the stack uses ${mine.id}.`);
+      expect(plan).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids (${mine.id}, ${twin}|${twin}, ${mine.id})\\); the stack uses ${used}\\.`));
       expect(plan).toContain("No changes.");
     } finally {
       await api.close();

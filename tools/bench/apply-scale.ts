@@ -39,7 +39,7 @@
  * build/tools/bench/).
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -215,6 +215,8 @@ async function main(): Promise<void> {
     };
     copyFileSync(path.join(applyLib, "cdk.tf.json"), configs.libFirst);
     copyFileSync(path.join(applyFloor, "main.tf.json"), configs.floorFirst);
+    // The writer's inputs are an asset named by its content: the update's sits beside the first apply's.
+    cpSync(path.join(updateLib, "assets"), path.join(applyLib, "assets"), { recursive: true });
     const runner = (dir: string, emulator: RunningEmulator) =>
       new TerraformRunner(dir, { doubles, env: { ...baseEnv, GPUCLOUD_BASE_URL: emulator.url }, timeoutMs: 900_000 });
     for (const dir of [planLib, applyLib, planFloor, applyFloor, largeLib, largeValues, largeFloor]) {
