@@ -65,21 +65,26 @@ export interface LedgerToken {
   readonly name: string;
   readonly id: string;
   readonly account: LedgerAccount;
+  /**
+   * A digest of the description the apply wrote ("" where the construct does not manage it): the
+   * next plan tells drift (a change in the console) from a change of the configuration by it.
+   */
+  readonly description: string;
 }
 
 /**
  * The ledger as the stack reads return it and the output keeps it:
- * `{"a":{"<prefix> <api>":"<identity>"},"t":{"<path>":["<name>","<id>","<prefix> <api>"]},"v":1}`,
+ * `{"a":{"<prefix> <api>":"<identity>"},"t":{"<path>":["<name>","<id>","<prefix> <api>","<description digest>"]},"v":1}`,
  * keys sorted: one ledger is always one text.
  */
 export function encodeLedger(tokens: ReadonlyMap<string, LedgerToken>): string {
   const accounts: Record<string, string> = {};
-  const entries: Record<string, [string, string, string]> = {};
+  const entries: Record<string, [string, string, string, string]> = {};
   for (const path of [...tokens.keys()].sort()) {
     const token = tokens.get(path)!;
     const where = ledgerAccountKey(token.account);
     accounts[where] = token.account.identity;
-    entries[path] = [token.name, token.id, where];
+    entries[path] = [token.name, token.id, where, token.description];
   }
   const sorted = Object.fromEntries(Object.entries(accounts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return JSON.stringify({ a: sorted, t: entries, v: LEDGER_VERSION });
@@ -97,12 +102,12 @@ export function decodeLedger(text: string): Map<string, LedgerToken> | undefined
   if (!isRecord(a) || !isRecord(t) || v !== LEDGER_VERSION) return undefined;
   const tokens = new Map<string, LedgerToken>();
   for (const [path, entry] of Object.entries(t)) {
-    if (!Array.isArray(entry) || entry.length !== 3 || !entry.every((v) => typeof v === "string")) return undefined;
-    const [name, id, where] = entry as [string, string, string];
+    if (!Array.isArray(entry) || entry.length !== 4 || !entry.every((v) => typeof v === "string")) return undefined;
+    const [name, id, where, description] = entry as [string, string, string, string];
     const identity = a[where];
     const space = where.indexOf(" ");
     if (typeof identity !== "string" || space <= 0) return undefined;
-    tokens.set(path, { name, id, account: { prefix: where.slice(0, space), api: where.slice(space + 1), identity } });
+    tokens.set(path, { name, id, account: { prefix: where.slice(0, space), api: where.slice(space + 1), identity }, description });
   }
   return tokens;
 }

@@ -103,7 +103,10 @@ export const StackReadResultField = {
   TOKEN: "token" satisfies keyof TokenAttributes,
   CREATED_AT: "created_at" satisfies keyof TokenAttributes,
   LAST_USED: "last_used" satisfies keyof TokenAttributes,
-  /** "true" when a token of that name exists and matches every managed field. */
+  /**
+   * "true" when the API holds what the last apply wrote for the token (its ledger entry), or, without
+   * one, when a token of that name exists and matches every managed field: the writer's drift marker.
+   */
   IN_SYNC: "in_sync",
   /** A short human reason, e.g. `no API token is named "ci"` or `rename pending from "old"`. */
   REASON: "reason",

@@ -62,7 +62,7 @@ describe("the read after the writes", () => {
     expect(result["t0.token"]).toBe(created.token);
     // Only the new slot is read: the other token's attributes are the plan-time read's.
     expect(result["t1.id"]).toBeUndefined();
-    expect(JSON.parse(result.ledger).t).toEqual({ "s/new": ["new-one", created.id, expect.any(String)] });
+    expect(JSON.parse(result.ledger).t).toEqual({ "s/new": ["new-one", created.id, expect.any(String), ""] });
     expect(lists).toBe(1);
   });
 

@@ -34,15 +34,15 @@ const managed = (name: string, over: Partial<ManagedToken> = {}): ManagedToken =
 describe("the ledger", () => {
   test("round-trips, keys sorted, each account once", () => {
     const tokens = new Map<string, LedgerToken>([
-      ["s/b", { name: "b", id: "tok_b", account: BOB }],
-      ["s/a", { name: "a", id: "tok_a", account: ALICE }],
-      ["s/c", { name: "c", id: "tok_c", account: ALICE }],
+      ["s/b", { name: "b", id: "tok_b", account: BOB, description: "" }],
+      ["s/a", { name: "a", id: "tok_a", account: ALICE, description: "" }],
+      ["s/c", { name: "c", id: "tok_c", account: ALICE, description: "0123456789abcdef" }],
     ]);
     const text = encodeLedger(tokens);
     expect(text).toBe(
       '{"a":{"GPUCLOUD_ https://a.example":"user alice","GPUCLOUD_ https://b.example":"user bob"},' +
-        '"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"],"s/b":["b","tok_b","GPUCLOUD_ https://b.example"],' +
-        '"s/c":["c","tok_c","GPUCLOUD_ https://a.example"]},"v":1}',
+        '"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example",""],"s/b":["b","tok_b","GPUCLOUD_ https://b.example",""],' +
+        '"s/c":["c","tok_c","GPUCLOUD_ https://a.example","0123456789abcdef"]},"v":1}',
     );
     expect(decodeLedger(text)).toEqual(tokens);
     expect(decodeLedger('{"a":{},"t":{"s/a":["a","tok_a","GPUCLOUD_ https://a.example"]},"v":1}')).toBeUndefined();
@@ -55,7 +55,7 @@ describe("the ledger", () => {
 
 describe("reading the last apply from the state", () => {
   const cwd = mkdtempSync(path.join(tmpdir(), "last-apply-"));
-  const ledgerText = encodeLedger(new Map([["s/a", { name: "a", id: "tok_a", account: ALICE }]]));
+  const ledgerText = encodeLedger(new Map([["s/a", { name: "a", id: "tok_a", account: ALICE, description: "" }]]));
 
   test("the ledger output alone, run in the stack folder and workspace, without the plan's TF_CLI_ARGS or logging", async () => {
     const log = path.join(cwd, "env.txt");
@@ -266,10 +266,10 @@ describe("the account checks", () => {
     expect(other.refusal).toBeDefined();
   });
 
-  test("a token moved in code to another prefix: not compared; a pending record (an apply that failed after its write) is", () => {
+  test("a token moved in code to another prefix: not compared", () => {
     const moved = { ...BOB, prefix: "GPUCLOUD_PROD_" };
     expect(accountSwitch([{ m: managed("a"), last: ledger() }], [], moved, opts)).toEqual({});
-    expect(accountSwitch([{ m: managed("a"), last: { ...ledger(), pending: true } }], [], BOB, opts).refusal).toBeDefined();
+    expect(accountSwitch([{ m: managed("a"), last: ledger() }], [], BOB, opts).refusal).toBeDefined();
   });
 
   test("at another address, an id alone does not prove the same account: the name must match too", () => {
@@ -291,10 +291,10 @@ describe("the account checks", () => {
 
   test("removed ApiTokens: warned while their token is listed (or its account is not read); not when moved or revoked", () => {
     const tokens = new Map<string, LedgerToken>([
-      ["s/gone", { name: "gone", id: "tok_gone", account: ALICE }],
-      ["s/moved", { name: "moved", id: "tok_moved", account: ALICE }],
-      ["s/revoked", { name: "revoked", id: "tok_revoked", account: ALICE }],
-      ["s/elsewhere", { name: "elsewhere", id: "tok_e", account: BOB }],
+      ["s/gone", { name: "gone", id: "tok_gone", account: ALICE, description: "" }],
+      ["s/moved", { name: "moved", id: "tok_moved", account: ALICE, description: "" }],
+      ["s/revoked", { name: "revoked", id: "tok_revoked", account: ALICE, description: "" }],
+      ["s/elsewhere", { name: "elsewhere", id: "tok_e", account: BOB, description: "" }],
     ]);
     const now = [managed("kept", { path: "s/kept" }), managed("moved-to", { path: "s/moved-to", previousNames: ["MOVED"] })];
     const listed = [{ id: "tok_gone", name: "gone", token: "", created_at: 1 }];
@@ -344,14 +344,14 @@ describe("the plan-time read and the state's ledger", () => {
   const stateWith = (ledger: ReadonlyMap<string, LedgerToken>) => standInTerraform(`echo '${JSON.stringify(encodeLedger(ledger))}'`);
 
   test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {
-    const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here() }]]);
+    const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here(), description: "" }]]);
     const { result } = await plan({ "t0.name": "gone", "t0.path": "s/gone" }, stateWith(ledger));
-    expect(decodeLedger(result.ledger)?.get("s/gone")).toEqual({ name: "gone", id: "tok_gone", account: here() });
+    expect(decodeLedger(result.ledger)?.get("s/gone")).toEqual({ name: "gone", id: "tok_gone", account: here(), description: "" });
   });
 
   test("a token moving to this account (MOVE_TO) and not found here: its old account's entry is not carried forward", async () => {
     const elsewhere = { ...here(), identity: "user someone-else" };
-    const ledger = new Map([["s/moving", { name: "moving", id: "tok_elsewhere", account: elsewhere }]]);
+    const ledger = new Map([["s/moving", { name: "moving", id: "tok_elsewhere", account: elsewhere, description: "" }]]);
     const { result } = await plan({ "t0.name": "moving", "t0.path": "s/moving" }, stateWith(ledger), undefined, {
       GPUCLOUD_MOVE_TO: `user ${USER.username} at ${here().api}`,
     });
@@ -387,7 +387,7 @@ describe("the plan-time read and the state's ledger", () => {
 
   test("a construct moved in the code is matched by its name: another account's credentials still fail the plan", async () => {
     const elsewhere = { ...here(), identity: "user someone-else", api: "https://elsewhere.example" };
-    const ledger = new Map([["s/old-path", { name: "moved-one", id: "tok_m", account: elsewhere }]]);
+    const ledger = new Map([["s/old-path", { name: "moved-one", id: "tok_m", account: elsewhere, description: "" }]]);
     await expect(plan({ "t0.name": "moved-one", "t0.path": "s/new-path" }, stateWith(ledger))).rejects.toThrow(
       /managed its API tokens as user someone-else at https:\/\/elsewhere\.example.*"moved-one" \(id tok_m\)/,
     );

@@ -25,8 +25,8 @@ test("duplicates and a switch of id are in the result's warnings", async () => {
     const account = { prefix: "GPUCLOUD_", api: emulator.url, identity: `user ${USER.username}` };
     const ledger = encodeLedger(
       new Map([
-        ["s/dup", { name: "inv-dup", id: second.id, account }],
-        ["s/moved", { name: "inv-moved", id: "tok_gone", account }],
+        ["s/dup", { name: "inv-dup", id: second.id, account, description: "" }],
+        ["s/moved", { name: "inv-moved", id: "tok_gone", account, description: "" }],
       ]),
     );
     const ran = await runProcess(SCRIPT_NODE, [BUNDLE, "stack-read"], {

@@ -255,3 +255,17 @@ describe("decideWrite", () => {
     expect(decideWrite({ path: "p", name: "new", plannedId: "" }, [token("t1", "ci")])).toEqual({ kind: "create" });
   });
 });
+
+describe("decideWrite: a rename onto a name another token has", () => {
+  const token = (id: string, name: string) => ({ id, name, description: "", token: `v-${id}`, created_at: 1 });
+
+  test("is refused, naming both tokens: two tokens of one name would follow", () => {
+    const tokens = [token("t1", "old"), token("t2", "new")];
+    expect(decideWrite({ path: "p", name: "new", plannedId: "t1" }, tokens)).toEqual({
+      kind: "refuse",
+      reason: expect.stringContaining(`cannot rename API token t1 ("old") to "new": API token t2 already has that name`),
+    });
+    // Another spelling of its own name is no rename.
+    expect(decideWrite({ path: "p", name: "OLD", plannedId: "t1" }, tokens)).toMatchObject({ kind: "none" });
+  });
+});

@@ -236,7 +236,9 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       for (const secret of [USER.password, ...api.tokens().map((t) => t.token)]) expect(raw).not.toContain(secret);
       // Every plan after, until one is revoked, names both; the stack keeps the token it took.
       const plan = oneLine((await tf.plan({ detailedExitCode: true, check: true })).stdout);
-      expect(plan).toMatch(new RegExp(`2 API tokens are named "race-ci" \\(ids (${mine.id}, ${twin}|${twin}, ${mine.id})\\); the stack uses ${used}\\.`));
+      expect(plan).toMatch(
+        new RegExp(`2 API tokens are named "race-ci" \\(ids (${mine.id}, ${twin}|${twin}, ${mine.id})\\); the stack uses ${used}\\.`),
+      );
       expect(plan).toContain("No changes.");
     } finally {
       await api.close();

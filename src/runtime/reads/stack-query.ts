@@ -27,8 +27,8 @@ export interface LastManaged {
   readonly id: string;
   readonly name: string;
   readonly account?: LedgerAccount;
-  /** An apply that wrote it did not finish (a folder's pending record). */
-  readonly pending?: boolean;
+  /** The ledger's digest of the description it wrote (see LedgerToken.description). */
+  readonly description?: string;
 }
 
 /** The stack's query split into its managed tokens and its lookups. */

@@ -28,7 +28,7 @@ import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, unch
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type LastManaged, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
-import { observeToken, resolvedTokens } from "./token-observation";
+import { descriptionDigest, observeToken, resolvedTokens } from "./token-observation";
 
 /**
  * The stack's one read of its tokens and lookups (`stack-read`): at every plan (see planTimeRead),
@@ -99,6 +99,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
         const { refusal, moving } = accountSwitch(lastOf, listed, current, opts);
         if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
         if (moving !== undefined) report.warnInPlan(moving);
+        const recorded = recordedAccount(lastOf, listed, current);
         for (const { m, last } of lastOf) {
           // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
           const { fields, id } = observeToken(m, listed, moving === undefined ? last : undefined, report.warnInPlan, ctx.out.warn);
@@ -106,8 +107,8 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
           // another, but only on this account: one moving away leaves its old account's entry behind.
           const kept = ledgerEntry(m);
-          if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
-          else if (kept !== undefined && sameLedgerAccount(kept.account, current)) ledger.set(m.path, kept);
+          if (id !== "") ledger.set(m.path, { name: m.name, id, account: recorded, description: descriptionDigest(m.description) });
+          else if (kept !== undefined && sameLedgerAccount(kept.account, recorded)) ledger.set(m.path, kept);
         }
       },
     });
@@ -178,7 +179,25 @@ function ledgerEntryOf(
 
 /** What the last apply managed for a token: its entry in the state's ledger (see ledgerEntryOf). */
 function lastManaged(entry: LedgerToken | undefined): LastManaged | undefined {
-  return entry === undefined ? undefined : { id: entry.id, name: entry.name, account: entry.account };
+  return entry === undefined ? undefined : { id: entry.id, name: entry.name, account: entry.account, description: entry.description };
+}
+
+/**
+ * The account as this plan's ledger records it: as the last apply recorded it where these credentials
+ * list a token it managed at the same prefix and address (another credential of the same account, or a
+ * rotated API token, changes nothing in the state), else as the credentials log in now.
+ */
+function recordedAccount(
+  lastOf: ReadonlyArray<{ readonly last: LastManaged | undefined }>,
+  listed: readonly TokenView[],
+  current: LedgerAccount,
+): LedgerAccount {
+  const ids = new Set(listed.map((t) => t.id));
+  const same = lastOf.find(
+    ({ last }) =>
+      last?.account !== undefined && last.account.prefix === current.prefix && last.account.api === current.api && ids.has(last.id),
+  );
+  return same?.last?.account ?? current;
 }
 
 /**
@@ -216,7 +235,7 @@ async function afterWriteRead(ctx: RuntimeContext, query: Record<string, string>
           );
         }
         Object.assign(report.result, fields);
-        if (id !== "") ledger.set(m.path, { name: m.name, id, account: current });
+        if (id !== "") ledger.set(m.path, { name: m.name, id, account: current, description: descriptionDigest(m.description) });
       }
     },
   });

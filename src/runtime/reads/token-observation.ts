@@ -1,4 +1,5 @@
 import { foldTokenName, stackReadKey, StackReadResultField } from "../../protocol";
+import { sha256Hex } from "../io/crypto";
 import { tokensNamed } from "../names/name-match";
 import { duplicatesWarning, pickByPreviousNames } from "../names/name-pick";
 import { NO_TOKEN_ATTRIBUTES, tokenAttributes, type TokenView } from "../names/token-list";
@@ -13,6 +14,11 @@ import type { LastManaged, ManagedToken } from "./stack-query";
 /** The tokens a managed name designates (see tokensNamed). */
 type Named = ReturnType<typeof tokensNamed>;
 
+/** What the ledger keeps of a managed description (see LedgerToken.description): a digest, "" where it is not managed. */
+export function descriptionDigest(description: string | undefined): string {
+  return description === undefined ? "" : sha256Hex(description).slice(0, 16);
+}
+
 /** The token a managed token's fields are taken from (none when several carry its name only folded), and why. */
 function resolve(
   managed: ManagedToken,
@@ -20,25 +26,28 @@ function resolve(
   named: Named,
   last: LastManaged | undefined,
   warn: (line: string) => void,
-): { readonly token?: TokenView; readonly inSync: boolean; readonly reason: string } {
+): { readonly token?: TokenView; readonly inSync: boolean; readonly reason: string; readonly taken?: TokenView } {
   const { matches, exact } = named;
+  // A rename of the token the state holds comes first, as a provider updates the resource of its state:
+  // another token that has the new name does not become this construct's (the writer refuses the rename).
+  const renamed = lastManagedUnderItsName(managed, tokens, last);
+  if (renamed) {
+    return {
+      token: renamed,
+      inSync: false,
+      reason: `rename pending from "${renamed.name}" (id ${renamed.id}), the token the last apply managed for this ApiToken`,
+      taken: matches.find((t) => t.id !== renamed.id),
+    };
+  }
   if (!exact && matches.length > 1) {
-    // The apply refuses to choose (see findTarget); the plan shows why it will fail.
+    // The writer refuses to choose (see decideWrite); the plan shows why it will fail.
     return { inSync: false, reason: `${matches.length} API tokens have the name "${managed.name}" after trimming and case-folding` };
   }
   const token = matches[0];
   if (!token) {
     const previous = pickByPreviousNames(tokens, managed.previousNames, warn);
-    // Its id and value, known at plan: the rename keeps both (the create half refuses to end on another id).
+    // Its id and value, known at plan: the rename keeps both (the writer refuses to end on another id).
     if (previous) return { token: previous, inSync: false, reason: `rename pending from "${previous.name}" (id ${previous.id})` };
-    const renamed = lastManagedUnderItsName(managed, tokens, last);
-    if (renamed) {
-      return {
-        token: renamed,
-        inSync: false,
-        reason: `rename pending from "${renamed.name}" (id ${renamed.id}), the token the last apply managed for this ApiToken`,
-      };
-    }
     return { inSync: false, reason: `no API token is named "${managed.name}"` };
   }
   if (managed.description !== undefined && (token.description ?? "") !== managed.description) {
@@ -48,19 +57,32 @@ function resolve(
 }
 
 /**
+ * Whether the API still holds what the last apply wrote for this ApiToken (its ledger entry): its token,
+ * under that name and, where managed, that description. Undefined without an entry. This, not a
+ * comparison with the configuration, is the writer's drift marker: a change of the configuration shows
+ * in the plan as the changed key alone, and a change in the console as the marker.
+ */
+function asLastApplied(last: LastManaged | undefined, tokens: readonly TokenView[]): boolean | undefined {
+  if (last === undefined || last.description === undefined || last.id === "") return undefined;
+  const token = tokens.find((t) => t.id === last.id);
+  if (token === undefined) return false;
+  const description = last.description === "" || descriptionDigest(token.description ?? "") === last.description;
+  return foldTokenName(token.name) === foldTokenName(last.name) && description;
+}
+
+/**
  * The token the last apply managed for this ApiToken (its construct path, in the state's ledger)
  * under the name it had then, when the configured name is another: a rename of that token, as a
  * provider updates the resource its state holds, on any runner, with or without previousNames, also
  * when an apply that renamed it was interrupted or failed (the ledger keeps what the last apply that
- * finished its writes managed). Not a token renamed in the console since, nor one a pending record
- * names (an unfinished apply of the same name, which the create half adopts).
+ * finished its writes managed). Not a token renamed in the console since.
  */
 function lastManagedUnderItsName(
   managed: ManagedToken,
   tokens: readonly TokenView[],
   last: LastManaged | undefined,
 ): TokenView | undefined {
-  if (last === undefined || last.pending || last.id === "" || foldTokenName(last.name) === foldTokenName(managed.name)) return undefined;
+  if (last === undefined || last.id === "" || foldTokenName(last.name) === foldTokenName(managed.name)) return undefined;
   return tokens.find((t) => t.id === last.id && foldTokenName(t.name) === foldTokenName(last.name));
 }
 
@@ -116,15 +138,20 @@ export function observeToken(
   log: (line: string) => void,
 ): Observation {
   const named = tokensNamed(tokens, m.name, last?.id);
-  // A pending record is no apply that finished: no "now resolves to another id" from it.
-  for (const line of warningsFor(m, tokens, named, last?.pending ? undefined : last)) warn(line);
-  const { token, inSync, reason } = resolve(m, tokens, named, last, log);
+  const { token, inSync, reason, taken } = resolve(m, tokens, named, last, log);
+  if (taken === undefined) for (const line of warningsFor(m, tokens, named, last)) warn(line);
+  else {
+    warn(
+      `the apply will not rename API token ${token?.id} ("${token?.name}") to "${m.name}" for ${m.path || m.key}: API token ${taken.id} ` +
+        `already has that name. Rename or revoke that token in the console, or choose another name.`,
+    );
+  }
   const fields: Record<string, string> = {
     ...(token ? tokenAttributes(token) : NO_TOKEN_ATTRIBUTES),
     // The data source's result is stored in the state and in plan files; this token's value is
     // read through its ephemeral value instead.
     ...(m.valueInState ? {} : { [StackReadResultField.TOKEN]: "" }),
-    [StackReadResultField.IN_SYNC]: inSync ? "true" : "false",
+    [StackReadResultField.IN_SYNC]: (asLastApplied(last, tokens) ?? inSync) ? "true" : "false",
     [StackReadResultField.REASON]: reason,
   };
   return {

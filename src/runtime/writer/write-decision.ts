@@ -43,6 +43,15 @@ export function decideWrite(wanted: WantedToken, tokens: readonly TokenView[]): 
           `the API no longer lists it (revoked since the plan, or on another account); nothing was written for it: run terraform plan again`,
       };
     }
+    const taken = foldTokenName(planned.name) === foldTokenName(wanted.name) ? undefined : tokensNamed(tokens, wanted.name).matches[0];
+    if (taken !== undefined) {
+      return {
+        kind: "refuse",
+        reason:
+          `cannot rename API token ${planned.id} ("${planned.name}") to "${wanted.name}": API token ${taken.id} already has that name. ` +
+          `Rename or revoke that token in the console, or choose another name, then apply again`,
+      };
+    }
     return outcome(wanted, planned, false);
   }
   const { matches, exact } = tokensNamed(tokens, wanted.name);
