@@ -113,17 +113,8 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
-  /**
-   * A token's drift marker as the plan shows it when the plan-time read finds the API unlike the
-   * configuration. Today that is also the case of every change of the configuration itself (the API
-   * still holds the last apply's values): see the test.failing below.
-   */
-  const markerFlips = (id: string) => `~ "s/${id}.in_sync" = "true" -> (known after apply)`;
-
-  // PRODUCT GAP (issue 41, reported): an everyday change should show exactly its own key, but the
-  // token's drift marker flips with it. When this starts to pass, drop test.failing and markerFlips
-  // from the tests below.
-  test.failing("a description change shows exactly its own key of the writer, no drift marker", async () => {
+  // The drift marker compares the API with the ledger (what the last apply wrote), not with the configuration.
+  test("a description change shows exactly its own key of the writer, no drift marker", async () => {
     synth({ a: { name: "review-a", description: "v2" }, b: { name: "review-b" } });
     const plan = await tf.plan({ check: true });
     expect(shownKeys(plan.stdout)).toEqual(['~ "s/a.description" = "v1" -> "v2"']);
@@ -146,9 +137,9 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       const plan = await tf.plan({ check: true });
       // No read after the writes: every token has its id at plan.
       expect(changes(plan.plan)).toEqual({ [WRITER]: ["delete", "create"], ...roster });
-      // That key (and s/a's drift marker); s/a's other field and s/b's two keys hidden.
-      expect(shownKeys(plan.stdout).sort()).toEqual([key, markerFlips("a")].sort());
-      expect(hiddenKeys(plan.stdout)).toBe(3);
+      // That key alone: s/a's other two keys and s/b's two hidden.
+      expect(shownKeys(plan.stdout)).toEqual([key]);
+      expect(hiddenKeys(plan.stdout)).toBe(4);
       const text = oneLine(`${plan.stdout}${plan.stderr}`);
       expect(text).not.toContain("Check block assertion known after apply");
       expect(text).not.toContain("Warning:");
@@ -173,9 +164,7 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     synth({ a: { name: "review-a2", description: "v3", previousNames: ["review-a"] }, b: { name: "review-b", description: "b2" } });
     const plan = await tf.plan({ check: true });
     expect(changes(plan.plan)).toEqual({ [WRITER]: ["delete", "create"] });
-    expect(shownKeys(plan.stdout).sort()).toEqual(
-      ['+ "s/b.description" = "b2"', '~ "s/a.description" = "v2" -> "v3"', markerFlips("a"), markerFlips("b")].sort(),
-    );
+    expect(shownKeys(plan.stdout).sort()).toEqual(['+ "s/b.description" = "b2"', '~ "s/a.description" = "v2" -> "v3"'].sort());
     expect(fx.emulator.deleteToken(aId)).toBe(true);
     const [b] = byName("review-b");
     const before = fx.emulator.tokens().length;
