@@ -5,13 +5,17 @@
  * The {@link Redactor} learns every secret the client handles (password, its md5, access and
  * refresh tokens, the API token of the credentials, and every `token` value the API returns)
  * and replaces each occurrence, in raw, JSON-escaped and URL-encoded form, with `[redacted]`.
- * On top of that, anything shaped like a bearer credential or a JWT is masked even if the
- * client never saw it.
+ * On top of that, anything shaped like a bearer credential, a JWT or a credential in a URL is
+ * masked even if the client never saw it.
  */
 
 export const REDACTED = "[redacted]";
 
 const BEARER = /\b(Bearer\s+)[^\s"',;]+/gi;
+/** User information in a URL, up to its last `@` (`postgres://user:p@ss@host`): a backend's connection string in its error, say. */
+const URL_USER_INFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^\s"']*@/gi;
+/** A query parameter whose name says it holds a credential (`?password=…`, `&sslkey=…`, `access_token=…`). */
+const SECRET_PARAMETER = /([?&][\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*=)[^\s&"']*/gi;
 const JWT_LIKE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 
 /**
@@ -62,8 +66,13 @@ export class Redactor {
       else out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(secret)}(?![\\p{L}\\p{N}])`, "gu"), REDACTED);
     }
     out = out.replace(BEARER, `$1${REDACTED}`).replace(JWT_LIKE, REDACTED);
-    return out;
+    return redactUrlSecrets(out);
   }
+}
+
+/** Credentials a URL may carry, whoever's they are: user information, and query parameters named as secrets. */
+export function redactUrlSecrets(text: string): string {
+  return text.replace(URL_USER_INFO, `$1${REDACTED}@`).replace(SECRET_PARAMETER, `$1${REDACTED}`);
 }
 
 function escapeRegExp(text: string): string {

@@ -32,10 +32,10 @@ export const DEFAULT_ENV_PREFIX = "GPUCLOUD_";
 export const ENV_PREFIX_PATTERN = /^[A-Z_][A-Z0-9_]*_$/;
 
 /**
- * Prefixes an account may not use: the provisioners' own inputs are `GPUCLOUD_TOKEN_*`, so an
- * account prefixed so would read the construct's baseUrl as its address (GPUCLOUD_TOKEN_BASE_URL).
+ * Prefixes an account may not use: the token writer's own inputs are `GPUCLOUD_WRITER_*`, so an
+ * account prefixed so would read the writer's baseUrl as its address (GPUCLOUD_WRITER_BASE_URL).
  */
-export const RESERVED_ENV_PREFIXES: readonly string[] = ["GPUCLOUD_TOKEN_"];
+export const RESERVED_ENV_PREFIXES: readonly string[] = ["GPUCLOUD_WRITER_"];
 
 /** The variables of the account with the prefix `envPrefix`. */
 export function accountEnv(envPrefix: string): {

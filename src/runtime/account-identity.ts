@@ -1,41 +1,19 @@
 import type { Credentials } from "../client/credentials";
-import { accountEnv, DEFAULT_ENV_PREFIX, type LedgerAccount } from "../protocol";
+import { DEFAULT_ENV_PREFIX, type LedgerAccount } from "../protocol";
 import { loadConfig } from "../shared/config";
 import { sha256Hex } from "./io/crypto";
 
 /*
- * Which account a script works on, as its files and messages name it: the API address, the
+ * Which account a script works on, as messages and the ledger name it: the API address, the
  * account's variable prefix, and the credential the environment gives for it.
  */
 
 /**
- * The account a token lives on, as hand-offs, applied records and name locks are keyed: its
- * variable prefix and its API address (see {@link normalizeApiUrl}), as a digest, so that a file
- * holds nothing from the address itself.
- */
-export function accountDigest(envPrefix: string, apiUrl: string): string {
-  return sha256Hex(`${envPrefix}\n${normalizeApiUrl(apiUrl)}`).slice(0, 16);
-}
-
-/**
- * {@link accountDigest} of an account given as the scripts receive it: its prefix (undefined for
- * the default account) and the construct's base URL (undefined: the prefix's BASE_URL variable).
- */
-export function accountDigestIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
-  return accountDigest(envPrefix ?? DEFAULT_ENV_PREFIX, apiUrlIn(env, envPrefix, baseUrl));
-}
-
-/** The API address the scripts use for an account: the construct's base URL, else the prefix's BASE_URL variable. */
-export function apiUrlIn(env: NodeJS.ProcessEnv, envPrefix: string | undefined, baseUrl: string | undefined): string {
-  return baseUrl ?? env[accountEnv(envPrefix ?? DEFAULT_ENV_PREFIX).BASE_URL] ?? "";
-}
-
-/**
- * The API address as {@link accountDigest} compares it: trailing slashes, surrounding spaces, the
+ * The API address as accounts are compared: trailing slashes, surrounding spaces, the
  * case of the scheme and host and a default port do not count; the path's case does (`/TenantA`
  * and `/tenanta` are two APIs). An address that does not parse is only trimmed.
  */
-export function normalizeApiUrl(apiUrl: string): string {
+function normalizeApiUrl(apiUrl: string): string {
   const trimmed = apiUrl.trim();
   let normalized = trimmed;
   try {
@@ -65,14 +43,14 @@ export function apiAddress(apiUrl: string): string {
  * password login, `API token sha256:<12 hex>` for an API token (a digest of a long random value,
  * which cannot be turned back into it).
  */
-export function credentialIdentity(credentials: Credentials): string {
+function credentialIdentity(credentials: Credentials): string {
   if ("apiToken" in credentials && credentials.apiToken !== undefined) {
     return `API token sha256:${sha256Hex(credentials.apiToken.trim()).slice(0, 12)}`;
   }
   return `user ${(credentials as { username: string }).username}`;
 }
 
-/** One account as the run's files are keyed (see ./run/run-folder.ts): its prefix, API address and credential. */
+/** One account as a script works on it: its prefix, API address and credential. */
 export interface AccountRef {
   readonly envPrefix: string;
   readonly apiUrl: string;
@@ -95,7 +73,10 @@ export function ledgerAccountOf(account: AccountRef): LedgerAccount {
   return { prefix: account.envPrefix, api: apiAddress(account.apiUrl), identity: account.identity };
 }
 
-/** A short digest of an account (prefix, API address, identity), as the run's ticket lists the accounts its plan read. */
+/**
+ * A short digest of an account (prefix, API address, identity): the one notion of "the same account"
+ * the scripts compare (the run's ticket lists the accounts its plan read).
+ */
 export function accountFingerprint(account: LedgerAccount): string {
   return sha256Hex(`${account.prefix}\n${account.api}\n${account.identity}`).slice(0, 12);
 }

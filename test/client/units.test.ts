@@ -22,6 +22,16 @@ describe("Redactor", () => {
     );
   });
 
+  it("masks credentials a URL carries that it never saw: user information (up to the last @), secret-named parameters", () => {
+    const r = new Redactor();
+    expect(r.redact("connect to postgres://ci:p@ss/w@db.example/tf?sslmode=disable&password=hunter2&x=1 failed")).toBe(
+      "connect to postgres://[redacted]@db.example/tf?sslmode=disable&password=[redacted]&x=1 failed",
+    );
+    expect(r.redact("GET /api-tokens?limit=50&offset=100 and https://example.test/a?access_token=abc")).toBe(
+      "GET /api-tokens?limit=50&offset=100 and https://example.test/a?access_token=[redacted]",
+    );
+  });
+
   it("replaces short secrets only as whole words", () => {
     const r = new Redactor();
     r.add("t");

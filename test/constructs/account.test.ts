@@ -97,7 +97,7 @@ describe("GpuCloudAccount", () => {
     for (const w of Object.values<any>(writers)) expect(w.provisioner).toHaveLength(1);
   });
 
-  test.each(["gpucloud_prod_", "GPUCLOUD_PROD", "GPUCLOUD-PROD_", "1PROD_", "", "GPUCLOUD_TOKEN_"])(
+  test.each(["gpucloud_prod_", "GPUCLOUD_PROD", "GPUCLOUD-PROD_", "1PROD_", "", "GPUCLOUD_WRITER_"])(
     "envPrefix %j is a synth error naming the construct path",
     (envPrefix) => {
       const app = Testing.app();

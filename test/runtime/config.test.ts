@@ -160,7 +160,7 @@ describe("accounts (environment prefixes)", () => {
 
   test("a malformed prefix from a tampered configuration is refused", () => {
     expect(() => loadConfig({ ...PROD }, undefined, "gpucloud_prod_")).toThrow(ConfigError);
-    expect(() => loadConfig({ ...PROD }, undefined, "GPUCLOUD_TOKEN_")).toThrow(ConfigError);
+    expect(() => loadConfig({ ...PROD }, undefined, "GPUCLOUD_WRITER_")).toThrow(ConfigError);
   });
 
   test("every account's secrets are redacted, used in this run or not", () => {

@@ -107,32 +107,23 @@ function rawElements(stack: TerraformStack, n: number): void {
   const query: Record<string, string> = {};
   for (let i = 0; i < n; i++) query[`k${i}.name`] = `raw-${i}`;
   const stackRead = new DataExternal(stack, "stack-read", { program: ["node", "./script.js", "stack-read"], query });
-  const syncs: Resource[] = [];
+  // One writer: three trigger keys per token, one provisioner (see TokenWriter).
+  const triggers: Record<string, string> = {};
   for (let i = 0; i < n; i++) {
-    const inSync = `\${${stackRead.fqn}.result["k${i}.in_sync"] == "true"}`;
-    syncs.push(
-      new Resource(stack, `sync${i}`, {
-        triggers: { name: `raw-${i}`, key: `k${i}`, workspace: "${terraform.workspace}", api_in_sync: inSync },
-        provisioners: [
-          {
-            type: "local-exec",
-            command: "node ./script.js token-apply",
-            environment: { GPUCLOUD_TOKEN_NAME: `raw-${i}`, GPUCLOUD_TOKEN_KEY: `k${i}` },
-          },
-          {
-            type: "local-exec",
-            when: "destroy",
-            command: "node ./script.js token-release",
-            environment: {
-              GPUCLOUD_TOKEN_NAME: '${lookup(self.triggers, "name", "")}',
-              GPUCLOUD_TOKEN_KEY: '${lookup(self.triggers, "key", "")}',
-            },
-          },
-        ],
-      }),
-    );
+    triggers[`bench/t${i}.name`] = `raw-${i}`;
+    triggers[`bench/t${i}.in_sync`] = `\${${stackRead.fqn}.result["k${i}.in_sync"] == "true" ? "true" : "x"}`;
   }
-  new DataExternal(stack, "after-write", { program: ["node", "./script.js", "stack-read"], query, dependsOn: syncs });
+  const writer = new Resource(stack, "writer", {
+    triggers,
+    provisioners: [
+      {
+        type: "local-exec",
+        command: "node ./script.js token-writer",
+        environment: { GPUCLOUD_WRITER_PLANNED_0: `\${jsonencode(${stackRead.fqn}.result)}` },
+      },
+    ],
+  });
+  new DataExternal(stack, "after-write", { program: ["node", "./script.js", "stack-read"], query, dependsOn: [writer] });
 }
 
 function synthTime(n: number, build: (stack: TerraformStack, n: number) => void): number {

@@ -10,8 +10,3 @@ function crypto(): typeof Crypto {
 export function sha256Hex(text: string): string {
   return crypto().createHash("sha256").update(text).digest("hex");
 }
-
-/** `bytes` random bytes as hex, from the system's secure random source: for names no one can guess. */
-export function randomHex(bytes: number): string {
-  return crypto().randomBytes(bytes).toString("hex");
-}

@@ -12,18 +12,3 @@ export function requireName(value: string | undefined, field: string): string {
   }
   return value;
 }
-
-/** Previous names from the provisioner's environment (a JSON array of strings). */
-export function parsePreviousNames(value: string | undefined, field: string): string[] {
-  if (value === undefined || value.trim() === "") return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new ConfigError(`${field} must be a JSON array of names`);
-  }
-  if (!Array.isArray(parsed) || !parsed.every((n) => typeof n === "string")) {
-    throw new ConfigError(`${field} must be a JSON array of names`);
-  }
-  return parsed.map((n, i) => requireName(n as string, `${field}[${i}]`));
-}

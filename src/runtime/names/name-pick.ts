@@ -14,12 +14,7 @@ export function duplicatesWarning(name: string, matches: readonly TokenView[]): 
  * names; if several tokens share one, the oldest is taken (a rule every command applies, so they
  * all agree), unless one of them is `preferId`, and the ambiguity is reported.
  */
-export function pickByName(
-  tokens: readonly TokenView[],
-  name: string,
-  warn?: (line: string) => void,
-  preferId?: string,
-): TokenView | undefined {
+function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void, preferId?: string): TokenView | undefined {
   const { matches } = tokensNamed(tokens, name, preferId);
   if (matches.length > 1 && warn) warn(duplicatesWarning(name, matches));
   return matches[0];

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 
+import { redactUrlSecrets } from "../../client/redact";
 import { CDKTF_TERRAFORM_BINARY_ENV, CredentialEnv, decodeLedger, LEDGER_OUTPUT, type LedgerToken, tokenWriteKind } from "../../protocol";
 
 /**
@@ -54,17 +55,12 @@ function candidates(env: NodeJS.ProcessEnv): string[] {
   return variable !== undefined ? [env[variable]!] : ["terraform", "tofu"];
 }
 
-/**
- * The first line that says what went wrong, without what a URL in it may carry of a backend's
- * credentials (its user information, up to its last `@`, and its query string).
- */
+/** The first line that says what went wrong, without what a URL in it may carry of a backend's credentials. */
 function firstError(stderr: string): string {
   const lines = stderr.split("\n").map((l) => l.replace(/^[│╷╵\s]+/, "").trim());
   const line = lines.find((l) => l.startsWith("Error")) ?? lines.find((l) => l !== "") ?? "";
-  return line
-    .replace(/\/\/\S*@/g, "//")
-    .replace(/\?[^\s"']*/g, "")
-    .slice(0, 200);
+  // Before the cut, so that a credential at the cut cannot show in part (the output redacts the rest).
+  return redactUrlSecrets(line).slice(0, 200);
 }
 
 /** How one run of the binary ended: `stopped` when this process stopped it (time, bound, abort). */

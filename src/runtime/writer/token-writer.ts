@@ -15,7 +15,7 @@ const WAVE_SIZE = 20;
 /** Requests of one wave in flight at once. */
 const CONCURRENCY = 8;
 /** What each write adds to the writer's budget (GPUCLOUD_TIMEOUT_SECONDS bounds the rest): 1,000 creates fit at 2 per second. */
-export const BUDGET_PER_WRITE_MS = 500;
+const BUDGET_PER_WRITE_MS = 500;
 
 /**
  * The token writer (`token-writer`): the create-time provisioner of the stack's writer of one
