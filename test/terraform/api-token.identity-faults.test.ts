@@ -113,7 +113,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       fx.emulator.setFaults({});
     }
     // Whether or not the PUT was answered, the ledger is the last finished apply's: the old name, the old id.
-    expect(await p.ledgerEntry("tokens/ci")).toEqual([oldName, old.id, expect.any(String)]);
+    expect(await p.ledgerEntry("tokens/ci")).toEqual([oldName, old.id, expect.any(String), ""]);
 
     const retried = oneLine((await tf.apply({ check: true })).stdout);
     expect(retried).not.toContain("created API token");
@@ -121,7 +121,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
     expect(named(oldName)).toEqual([]);
     expect(named(newName)).toEqual([expect.objectContaining({ id: old.id, token: old.token })]);
     expect((await tf.output()).token_id.value).toBe(old.id);
-    expect(await p.ledgerEntry("tokens/ci")).toEqual([newName, old.id, expect.any(String)]);
+    expect(await p.ledgerEntry("tokens/ci")).toEqual([newName, old.id, expect.any(String), ""]);
     await p.steady();
   });
 
@@ -231,7 +231,7 @@ describeWithTerraform("ApiToken identity under interruptions, name-normalising s
       expect(applied).not.toContain("Check block assertion");
       const used = (await tf.output()).token_id.value as string;
       expect([mine.id, twin]).toContain(used);
-      expect(await p.ledgerEntry("tokens/ci")).toEqual(["race-ci", used, expect.any(String)]);
+      expect(await p.ledgerEntry("tokens/ci")).toEqual(["race-ci", used, expect.any(String), ""]);
       // Ids and names only: no secret in what the log prints.
       for (const secret of [USER.password, ...api.tokens().map((t) => t.token)]) expect(raw).not.toContain(secret);
       // Every plan after, until one is revoked, names both; the stack keeps the token it took.

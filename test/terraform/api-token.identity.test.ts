@@ -213,6 +213,7 @@ describeWithTerraform("ApiToken identity under real Terraform", () => {
       "fr-a",
       token.id,
       expect.any(String),
+      "",
     ]);
 
     const plan = await tf.plan({ check: true });
