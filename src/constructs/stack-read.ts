@@ -92,7 +92,6 @@ export class StackRead extends Construct {
   private readonly lookupQuery: Record<string, string> = {};
   /** Every lookup's result, from the stack's read or the lookups' own read (see addLookup); made by the first lookup. */
   private lookupResults?: TerraformLocal;
-  private warningsCheckAdded = false;
   /** The `token-value` query's fields, as Terraform object items (`"<key>.id" = <expression>`). */
   private readonly valueQuery: string[] = [];
   /** The Terraform address of the stack's ephemeral `local_command`, once some token asked for its value. */
@@ -108,6 +107,10 @@ export class StackRead extends Construct {
       }) as unknown as Record<string, string>,
     });
     this.observed = new TerraformLocal(this, "observed", `\${data.external.${this.data.friendlyUniqueId}.result}`);
+    // With any construct of the library, not only with ApiTokens: when the last ApiToken leaves a stack whose
+    // lookups stay, the plan still reads the ledger and says which tokens stay active.
+    this.addWarningsCheck();
+    this.addLedgerOutput();
   }
 
   /**
@@ -338,11 +341,6 @@ export class StackRead extends Construct {
 
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
   register(owner: Construct, entry: StackReadToken, writer: TokenWriter): void {
-    if (!this.warningsCheckAdded) {
-      this.warningsCheckAdded = true;
-      this.addWarningsCheck();
-      this.addLedgerOutput();
-    }
     claimTokenNames(owner, entry);
     const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
     if (computed(entry.name) || computed(entry.description) || computed(entry.baseUrl) || entry.previousNames.some(computed)) {

@@ -36,14 +36,18 @@ describe("the stack's one read", () => {
     for (const r of all.filter((r) => r.name.includes("after-write"))) expect(lookupsOf(r.query)).toEqual([]);
   });
 
-  test("a stack of lookups only: one data source, and no tokens' check block", () => {
+  test("a stack of lookups only: one data source, the warnings' check block and the (empty) ledger, no writer", () => {
     const app = Testing.app();
     const stack = new TerraformStack(app, "test");
     new Flavors(stack, "a", { gpu: "H100" });
     new Flavors(stack, "b", { regionId: "us-east-1" });
     const json = JSON.parse(Testing.synth(stack));
     expect(Object.values<any>(json.data.external).map((d) => d.program[2])).toEqual(["stack-read"]);
-    expect(json.check).toBeUndefined();
+    // A removed ApiToken is said in the plan of a stack whose lookups stay (the ledger is read from its output).
+    expect(Object.keys(json.check)).toEqual(["gpucloud_api_tokens"]);
+    expect(json.output.gpucloud_token_ledger).toBeDefined();
+    expect(json.resource?.null_resource).toBeUndefined();
+    expect(json.terraform.required_providers.null).toBeUndefined();
   });
 
   test("a lookup with an expression keeps its own data source and stays out of the tokens' query", () => {

