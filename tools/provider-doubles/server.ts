@@ -99,6 +99,8 @@ export interface RunningProvider {
 }
 
 /** Starts a gRPC server for `double` on the given unix socket path. */
+const GRPC_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
 export async function serveProvider(double: ProviderDouble, socketPath: string, opts: ServeOptions = {}): Promise<RunningProvider> {
   const log = opts.log ?? (() => undefined);
   const services = loadServices();
@@ -327,7 +329,12 @@ export async function serveProvider(double: ProviderDouble, socketPath: string, 
     for (const ac of inFlight) if (!ac.signal.aborted) ac.abort(new Error(reason));
   }
 
-  const server = new grpc.Server();
+  // The real providers' limit (terraform-plugin-go's tf5server, 256 MiB each way), not grpc's default of 4 MiB:
+  // a configuration of thousands of tokens sends Terraform messages larger than that.
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": GRPC_MAX_MESSAGE_BYTES,
+    "grpc.max_send_message_length": GRPC_MAX_MESSAGE_BYTES,
+  });
   server.addService(services.provider, handlers);
   server.addService(services.health, {
     Check: (call: grpc.ServerUnaryCall<{ service: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
