@@ -9,14 +9,32 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { decodeLedger, encodeLedger, type LedgerToken } from "../../src/protocol";
-import { accountSwitch, pinError, removedTokenWarnings } from "../../src/runtime/reads/account-checks";
+import { decodeLedger, encodeLedger, type LedgerAccount, type LedgerToken } from "../../src/protocol";
+import { TokenIndex } from "../../src/runtime/names/token-index";
+import type { TokenView } from "../../src/runtime/names/token-list";
+import { accountSwitch as switchOn, pinError, removedTokenWarnings as removedOn } from "../../src/runtime/reads/account-checks";
 import { readLastApply } from "../../src/runtime/reads/last-apply";
 import type { ManagedToken } from "../../src/runtime/reads/stack-query";
 import { stackRead } from "../../src/runtime/reads/stack-read";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { NO_STATE_SCRIPT, standInTerraform } from "../support/fake-terraform";
+
+/** The checks over a plain list, as a test writes it (the read passes an index). */
+const accountSwitch = (
+  managed: Parameters<typeof switchOn>[0],
+  listed: TokenView[],
+  ...rest: [LedgerAccount, Parameters<typeof switchOn>[3]]
+) => switchOn(managed, new TokenIndex(listed), ...rest);
+const removedTokenWarnings = (
+  ledger: Parameters<typeof removedOn>[0],
+  managed: Parameters<typeof removedOn>[1],
+  listedOn: (a: LedgerAccount) => TokenView[] | undefined,
+) =>
+  removedOn(ledger, managed, (a) => {
+    const listed = listedOn(a);
+    return listed === undefined ? undefined : new TokenIndex(listed);
+  });
 
 const ALICE = { prefix: "GPUCLOUD_", api: "https://a.example", identity: "user alice" };
 const BOB = { prefix: "GPUCLOUD_", api: "https://b.example", identity: "user bob" };

@@ -10,6 +10,7 @@ import path from "node:path";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { encodeRunTicket, WriterEnv, type WriterInputs, type WriterPlanned } from "../../src/protocol";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../../src/runtime/account-identity";
+import { TokenIndex } from "../../src/runtime/names/token-index";
 import { writeTokens } from "../../src/runtime/writer/token-writer";
 import { decideWrite } from "../../src/runtime/writer/write-decision";
 import { createOutput, Redactor } from "../../src/shared/output";
@@ -233,26 +234,34 @@ describe("decideWrite", () => {
 
   test("the plan's id wins over a token of the name; a folded spelling is the name, not a rename", () => {
     const tokens = [token("t1", "ci"), token("t2", "CI ")];
-    expect(decideWrite({ path: "p", name: "ci", plannedId: "t2" }, tokens)).toEqual({ kind: "none", token: tokens[1], adopted: false });
-    expect(decideWrite({ path: "p", name: "ci", plannedId: "" }, tokens)).toEqual({ kind: "none", token: tokens[0], adopted: true });
+    expect(decideWrite({ path: "p", name: "ci", plannedId: "t2" }, new TokenIndex(tokens))).toEqual({
+      kind: "none",
+      token: tokens[1],
+      adopted: false,
+    });
+    expect(decideWrite({ path: "p", name: "ci", plannedId: "" }, new TokenIndex(tokens))).toEqual({
+      kind: "none",
+      token: tokens[0],
+      adopted: true,
+    });
   });
 
   test("several tokens whose names fold to the configured one, none exact: refused, ids named", () => {
-    const decision = decideWrite({ path: "p", name: "ci", plannedId: "" }, [token("t1", "CI"), token("t2", " ci")]);
+    const decision = decideWrite({ path: "p", name: "ci", plannedId: "" }, new TokenIndex([token("t1", "CI"), token("t2", " ci")]));
     expect(decision).toEqual({ kind: "refuse", reason: expect.stringContaining("ids t1, t2") });
   });
 
   test("a managed description that differs is an update; an unmanaged one never is", () => {
     const tokens = [token("t1", "ci", "old")];
-    expect(decideWrite({ path: "p", name: "ci", description: "new", plannedId: "t1" }, tokens)).toMatchObject({
+    expect(decideWrite({ path: "p", name: "ci", description: "new", plannedId: "t1" }, new TokenIndex(tokens))).toMatchObject({
       kind: "update",
       changes: ["updated the description"],
     });
-    expect(decideWrite({ path: "p", name: "ci", plannedId: "t1" }, tokens)).toMatchObject({ kind: "none" });
+    expect(decideWrite({ path: "p", name: "ci", plannedId: "t1" }, new TokenIndex(tokens))).toMatchObject({ kind: "none" });
   });
 
   test("no token of the name and no planned id: a create", () => {
-    expect(decideWrite({ path: "p", name: "new", plannedId: "" }, [token("t1", "ci")])).toEqual({ kind: "create" });
+    expect(decideWrite({ path: "p", name: "new", plannedId: "" }, new TokenIndex([token("t1", "ci")]))).toEqual({ kind: "create" });
   });
 });
 
@@ -261,11 +270,26 @@ describe("decideWrite: a rename onto a name another token has", () => {
 
   test("is refused, naming both tokens: two tokens of one name would follow", () => {
     const tokens = [token("t1", "old"), token("t2", "new")];
-    expect(decideWrite({ path: "p", name: "new", plannedId: "t1" }, tokens)).toEqual({
+    expect(decideWrite({ path: "p", name: "new", plannedId: "t1" }, new TokenIndex(tokens))).toEqual({
       kind: "refuse",
       reason: expect.stringContaining(`cannot rename API token t1 ("old") to "new": API token t2 already has that name`),
     });
     // Another spelling of its own name is no rename.
-    expect(decideWrite({ path: "p", name: "OLD", plannedId: "t1" }, tokens)).toMatchObject({ kind: "none" });
+    expect(decideWrite({ path: "p", name: "OLD", plannedId: "t1" }, new TokenIndex(tokens))).toMatchObject({ kind: "none" });
+  });
+});
+
+describe("TokenIndex", () => {
+  test("finds by id and by folded name; a token written again moves to its new name", () => {
+    const index = new TokenIndex([
+      { id: "t1", name: "CI ", token: "", created_at: 1 },
+      { id: "t2", name: "other", token: "", created_at: 2 },
+    ]);
+    expect(index.foldedAs("ci").map((t) => t.id)).toEqual(["t1"]);
+    index.put({ id: "t1", name: "renamed", token: "", created_at: 1 });
+    expect(index.foldedAs("ci")).toEqual([]);
+    expect(index.foldedAs("RENAMED").map((t) => t.id)).toEqual(["t1"]);
+    expect(index.byId("t1")?.name).toBe("renamed");
+    expect(index.size).toBe(2);
   });
 });

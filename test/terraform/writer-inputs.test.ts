@@ -33,7 +33,10 @@ describeWithTerraform("the token writer's inputs beyond the environment's limits
     expect(statSync(path.join(assets, inputs)).size).toBeGreaterThan(TOKENS * DESCRIPTION_LENGTH);
     expect(TOKENS * DESCRIPTION_LENGTH).toBeGreaterThan(128 * 1024);
     const config = JSON.parse(readFileSync(path.join(tf.dir, "cdk.tf.json"), "utf8"));
-    const environment = config.resource.null_resource.gpucloud_token_writer.provisioner[0]["local-exec"].environment as Record<string, string>;
+    const environment = config.resource.null_resource.gpucloud_token_writer.provisioner[0]["local-exec"].environment as Record<
+      string,
+      string
+    >;
     expect(Object.keys(environment).filter((k) => k.startsWith("GPUCLOUD_WRITER_PLANNED_"))).toHaveLength(Math.ceil(TOKENS / 200));
 
     const applied = await tf.apply({ check: true });

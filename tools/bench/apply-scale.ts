@@ -8,6 +8,7 @@
  *   npm run bench:apply -- --rate-limited                 # also: a first apply against 20 requests/s, 10 logins/min
  *   npm run bench:apply -- --plans-only --runs=7          # the steady plan only
  *   npm run bench:apply -- --large-tokens=0               # without the first apply of 200 tokens
+ *   npm run bench:apply -- --big=1000:10000 --latency=0   # also: 1,000 new tokens on 10,000 others (issue 41)
  *
  * Scenarios, each at every `--latency` (the emulator waits that long before handling each request):
  *
@@ -22,6 +23,11 @@
  *   that the list calls of a first apply can be read at two sizes: they grow with the tokens
  *   created, and should grow in proportion. Once with ids only, once with every value in a
  *   sensitive output (the reads after the writes then list back to the oldest token they need).
+ *
+ * - `--big=K:M`: a first apply of K ApiTokens on an account of M others, once without a rate limit and
+ *   once at 20 requests/s and 10 logins/min on a server that sorts, against two floors: the API's
+ *   (1 login + ceil((M+K)/50) list pages + K creates, and its time at 20 requests/s) and Terraform's
+ *   (K provisioner-less null_resources and one whose create-time provisioner runs `node -e 0`).
  *
  * The floor of an apply is as many null_resources whose create-time and destroy-time
  * provisioners run `node -e 0`, and one trivial data "external"; its update changes every
@@ -118,6 +124,26 @@ function floorStack(dir: string, n: number, variant: string, provisioners: boole
   });
 }
 
+/** Terraform's floor of the writer's shape: `n` provisioner-less null_resources and one provisioned, one data "external". */
+function leanFloorStack(dir: string, n: number): string {
+  mkdirSync(dir, { recursive: true });
+  const resources: Record<string, unknown> = { writer: { provisioner: [{ "local-exec": { command: "node -e 0" } }] } };
+  const outputs: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) {
+    resources[`t${i}`] = { triggers: { name: `floor-${i}` } };
+    outputs[`t${i}_id`] = { value: `\${null_resource.t${i}.id}` };
+  }
+  return writeTerraformJson(dir, {
+    terraform: {
+      required_providers: { null: { source: "hashicorp/null" }, external: { source: "hashicorp/external" } },
+      backend: { local: { path: "terraform.tfstate" } },
+    },
+    data: { external: { read: { program: ["node", "-e", 'process.stdout.write(JSON.stringify({ id: "x" }))'], query: { name: "read" } } } },
+    resource: { null_resource: resources },
+    output: outputs,
+  });
+}
+
 interface Setting {
   readonly latencyMs: number;
   readonly others: number;
@@ -137,7 +163,10 @@ async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
   return emulator;
 }
 
-/** Removes what an apply left in a stack folder, so that the next apply is a first one. */
+/**
+ * Removes what an apply left in a stack folder, so that the next apply is a first one (the records
+ * folder too: versions before issue 41 kept one, and this bench measures them side by side).
+ */
 function freshState(dir: string): void {
   for (const name of ["terraform.tfstate", "terraform.tfstate.backup", ".gpucloud-handoff"])
     rmSync(path.join(dir, name), { recursive: true, force: true });
@@ -334,6 +363,42 @@ async function main(): Promise<void> {
         console.log(
           `\nsteady plan: (library at ${latencyMs} ms - library at 0 ms) / ${latencyMs} ms = ${((ms - atZero) / latencyMs).toFixed(1)} round trips waited for in sequence`,
         );
+      }
+    }
+
+    const big = arg("big");
+    if (big !== undefined) {
+      const [k, m] = big.split(":").map(Number);
+      const bigLib = libraryStack(path.join(root, "big-lib"), k, "first", false);
+      const bigFloor = leanFloorStack(path.join(root, "big-floor"), k);
+      for (const dir of [bigLib, bigFloor]) await new TerraformRunner(dir, { doubles, env: baseEnv }).init({ check: true });
+      const apiFloor = 1 + Math.ceil((m + k) / 50) + k;
+      for (const rateLimit of [undefined, { requestsPerSecond: 20, loginsPerMinute: 10 }]) {
+        const emulator = await emulatorFor({ latencyMs: 0, others: m, maxPageSize, rateLimit });
+        try {
+          freshState(bigLib);
+          freshState(bigFloor);
+          emulator.resetStats();
+          const a = await runner(bigLib, emulator).apply();
+          const cost = costOf(emulator);
+          const tokens = emulator.tokens().filter((t) => t.name.startsWith("scale-"));
+          const names = new Set(tokens.map((t) => t.name));
+          const floorMs = (await runner(bigFloor, emulator).apply({ check: true })).durationMs;
+          const limited = rateLimit ? ", 20 requests/s and 10 logins/min" : "";
+          printRow({
+            what: `first apply, ${k} tokens, ${m} others${limited}`,
+            latencyMs: 0,
+            cost,
+            library: [a.durationMs],
+            floor: [floorMs],
+            note:
+              `exit ${a.exitCode}; ${names.size} of ${k} created, ${tokens.length - names.size} duplicates; API floor ${apiFloor} requests ` +
+              `(${(cost.requests / apiFloor).toFixed(2)}x)${rateLimit ? `, ${(apiFloor / 20).toFixed(0)} s at 20/s (${(a.durationMs / 1000 / (apiFloor / 20)).toFixed(2)}x)` : ""}; ` +
+              `Terraform's floor: ${k} null_resources + 1 provisioned`,
+          });
+        } finally {
+          await emulator.close();
+        }
       }
     }
 

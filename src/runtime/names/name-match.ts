@@ -1,4 +1,4 @@
-import { foldTokenName } from "../../protocol";
+import type { TokenIndex } from "./token-index";
 import type { TokenView } from "./token-list";
 
 /**
@@ -8,14 +8,14 @@ import type { TokenView } from "./token-list";
  * except that `preferId` (the token this folder last applied) goes first when it is among them.
  */
 export function tokensNamed(
-  tokens: readonly TokenView[],
+  tokens: TokenIndex,
   name: string,
   preferId?: string,
 ): { readonly matches: TokenView[]; readonly exact: boolean } {
   const byAge = (a: TokenView, b: TokenView): number =>
     (a.id === preferId ? 0 : 1) - (b.id === preferId ? 0 : 1) || a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  const exact = tokens.filter((t) => t.name === name);
+  const folded = tokens.foldedAs(name);
+  const exact = folded.filter((t) => t.name === name);
   if (exact.length > 0) return { matches: exact.sort(byAge), exact: true };
-  const folded = foldTokenName(name);
-  return { matches: tokens.filter((t) => foldTokenName(t.name) === folded).sort(byAge), exact: false };
+  return { matches: [...folded].sort(byAge), exact: false };
 }

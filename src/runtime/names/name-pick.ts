@@ -1,4 +1,5 @@
 import { tokensNamed } from "./name-match";
+import type { TokenIndex } from "./token-index";
 import type { TokenView } from "./token-list";
 
 /** The warning for several tokens carrying one managed name (shown by the plan's check block and the provisioner). */
@@ -14,7 +15,7 @@ export function duplicatesWarning(name: string, matches: readonly TokenView[]): 
  * names; if several tokens share one, the oldest is taken (a rule every command applies, so they
  * all agree), unless one of them is `preferId`, and the ambiguity is reported.
  */
-function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: string) => void, preferId?: string): TokenView | undefined {
+function pickByName(tokens: TokenIndex, name: string, warn?: (line: string) => void, preferId?: string): TokenView | undefined {
   const { matches } = tokensNamed(tokens, name, preferId);
   if (matches.length > 1 && warn) warn(duplicatesWarning(name, matches));
   return matches[0];
@@ -25,7 +26,7 @@ function pickByName(tokens: readonly TokenView[], name: string, warn?: (line: st
  * name: that token is renamed rather than a new one created.
  */
 export function pickByPreviousNames(
-  tokens: readonly TokenView[],
+  tokens: TokenIndex,
   previousNames: readonly string[],
   warn?: (line: string) => void,
 ): TokenView | undefined {

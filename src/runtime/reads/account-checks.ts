@@ -9,7 +9,7 @@ import {
   sameLedgerAccount,
 } from "../../protocol";
 import { accountFingerprint, apiAddress } from "../account-identity";
-import type { TokenView } from "../names/token-list";
+import type { TokenIndex } from "../names/token-index";
 import type { LastManaged, ManagedToken } from "./stack-query";
 
 /*
@@ -52,8 +52,9 @@ export function pinError(tokens: readonly ManagedToken[], current: LedgerAccount
  * at the same API address; at another address by id and name, since two deployments of the service
  * may number their tokens alike.
  */
-function listsIt(listed: readonly TokenView[], last: LastManaged & { account: LedgerAccount }, current: LedgerAccount): boolean {
-  return listed.some((t) => t.id === last.id && (last.account.api === current.api || foldTokenName(t.name) === foldTokenName(last.name)));
+function listsIt(listed: TokenIndex, last: LastManaged & { account: LedgerAccount }, current: LedgerAccount): boolean {
+  const t = listed.byId(last.id);
+  return t !== undefined && (last.account.api === current.api || foldTokenName(t.name) === foldTokenName(last.name));
 }
 
 /** What the plan says about the account its credentials reach: a refusal, or the warning of a move on purpose. */
@@ -70,7 +71,7 @@ export interface AccountSwitch {
  */
 export function accountSwitch(
   managed: ReadonlyArray<{ readonly m: ManagedToken; readonly last: LastManaged | undefined }>,
-  listed: readonly TokenView[],
+  listed: TokenIndex,
   current: LedgerAccount,
   opts: { readonly env: NodeJS.ProcessEnv; readonly workspace: string },
 ): AccountSwitch {
@@ -113,7 +114,7 @@ export function accountSwitch(
 export function removedTokenWarnings(
   ledger: ReadonlyMap<string, LedgerToken>,
   managed: readonly ManagedToken[],
-  listedOn: (account: LedgerAccount) => readonly TokenView[] | undefined,
+  listedOn: (account: LedgerAccount) => TokenIndex | undefined,
 ): string[] {
   const prefixOf = (m: ManagedToken) => m.envPrefix ?? DEFAULT_ENV_PREFIX;
   const byPath = new Map(managed.map((m) => [m.path, m]));
@@ -129,7 +130,7 @@ export function removedTokenWarnings(
     )
       continue;
     const listed = listedOn(token.account);
-    if (listed !== undefined && !listed.some((t) => t.id === token.id)) continue;
+    if (listed !== undefined && listed.byId(token.id) === undefined) continue;
     const unless = listed === undefined ? ", unless it was revoked since" : "";
     const why = movedTo === undefined ? "is no longer in the stack" : `moved to the account ${movedTo}*`;
     lines.push(

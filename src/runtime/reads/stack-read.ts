@@ -22,6 +22,7 @@ import { runBudgetMsOrDefault } from "../../shared/config";
 import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../account-identity";
+import { TokenIndex } from "../names/token-index";
 import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
 import { markOf } from "../writer/latest-tokens";
 import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, uncheckedNotNeeded, unknownLastApply } from "./account-checks";
@@ -69,20 +70,20 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
     byName ??= unconfiguredByName(lastApply.ledger, stack.tokens);
     return ledgerEntryOf(m, lastApply.ledger, byName);
   };
-  const listedOn = new Map<string, readonly TokenView[]>();
+  const listedOn = new Map<string, TokenIndex>();
   const ledger = new Map<string, LedgerToken>();
   try {
     await readAccounts(ctx, stack, report, {
-      list: async (client, _tokens, account) => {
+      list: async (client) => {
         const [listed] = await Promise.all([walkAllTokens(client, ctx), lastApplyRead]);
-        listedOn.set(ledgerAccountKey(currentAccount(account)), listed);
         return listed;
       },
       observe: (tokens, listed, account) => {
         const current = currentAccount(account);
+        listedOn.set(ledgerAccountKey(current), listed);
         const fingerprint = accountFingerprint(current);
         accounts.add(fingerprint);
-        const mark = markOf(listed);
+        const mark = markOf(listed.all());
         if (mark !== undefined) marks[fingerprint] = mark;
         // Before anything is planned on it: credentials of another account fail the plan.
         const pinned = pinError(tokens, current);
@@ -193,13 +194,15 @@ function lastManaged(entry: LedgerToken | undefined): LastManaged | undefined {
  */
 function recordedAccount(
   lastOf: ReadonlyArray<{ readonly last: LastManaged | undefined }>,
-  listed: readonly TokenView[],
+  listed: TokenIndex,
   current: LedgerAccount,
 ): LedgerAccount {
-  const ids = new Set(listed.map((t) => t.id));
   const same = lastOf.find(
     ({ last }) =>
-      last?.account !== undefined && last.account.prefix === current.prefix && last.account.api === current.api && ids.has(last.id),
+      last?.account !== undefined &&
+      last.account.prefix === current.prefix &&
+      last.account.api === current.api &&
+      listed.byId(last.id) !== undefined,
   );
   return same?.last?.account ?? current;
 }
@@ -222,7 +225,7 @@ async function afterWriteRead(ctx: RuntimeContext, query: Record<string, string>
     list: async (client, tokens, account) => {
       const mark = ticket?.marks?.[accountFingerprint(currentAccount(account))];
       const since = mark === undefined ? undefined : await listNewestSince(client, ctx, mark);
-      const complete = since !== undefined && resolvedTokens(tokens, since, none).length === tokens.length;
+      const complete = since !== undefined && resolvedTokens(tokens, new TokenIndex(since), none).length === tokens.length;
       return complete ? since : walkAllTokens(client, ctx);
     },
     observe: (tokens, listed, account) => {
@@ -288,7 +291,7 @@ interface ReadAccount {
 /** How a read lists one account's tokens and observes its managed tokens among them. */
 interface TokenReading {
   list(client: ApiClient, tokens: readonly ManagedToken[], account: ReadAccount): Promise<TokenView[]>;
-  observe(tokens: readonly ManagedToken[], listed: readonly TokenView[], account: ReadAccount): void;
+  observe(tokens: readonly ManagedToken[], listed: TokenIndex, account: ReadAccount): void;
 }
 
 /**
@@ -319,7 +322,7 @@ async function readAccounts(ctx: RuntimeContext, stack: StackQuery, report: Read
             throw named(listed.reason, catalog.status === "rejected" && isAccountError(catalog.reason) ? group : groupTokens);
           }
           if (catalog.status === "rejected") throw named(catalog.reason, groupLookups);
-          if (listed.value !== undefined) reading.observe(groupTokens, listed.value, account);
+          if (listed.value !== undefined) reading.observe(groupTokens, new TokenIndex(listed.value), account);
           report.lookupErrors.push(...catalog.value);
         },
         envPrefix,

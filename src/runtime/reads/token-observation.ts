@@ -2,6 +2,7 @@ import { foldTokenName, stackReadKey, StackReadResultField } from "../../protoco
 import { sha256Hex } from "../io/crypto";
 import { tokensNamed } from "../names/name-match";
 import { duplicatesWarning, pickByPreviousNames } from "../names/name-pick";
+import type { TokenIndex } from "../names/token-index";
 import { NO_TOKEN_ATTRIBUTES, tokenAttributes, type TokenView } from "../names/token-list";
 import type { LastManaged, ManagedToken } from "./stack-query";
 
@@ -22,7 +23,7 @@ export function descriptionDigest(description: string | undefined): string {
 /** The token a managed token's fields are taken from (none when several carry its name only folded), and why. */
 function resolve(
   managed: ManagedToken,
-  tokens: readonly TokenView[],
+  tokens: TokenIndex,
   named: Named,
   last: LastManaged | undefined,
   warn: (line: string) => void,
@@ -62,9 +63,9 @@ function resolve(
  * comparison with the configuration, is the writer's drift marker: a change of the configuration shows
  * in the plan as the changed key alone, and a change in the console as the marker.
  */
-function asLastApplied(last: LastManaged | undefined, tokens: readonly TokenView[]): boolean | undefined {
+function asLastApplied(last: LastManaged | undefined, tokens: TokenIndex): boolean | undefined {
   if (last === undefined || last.description === undefined || last.id === "") return undefined;
-  const token = tokens.find((t) => t.id === last.id);
+  const token = tokens.byId(last.id);
   if (token === undefined) return false;
   const description = last.description === "" || descriptionDigest(token.description ?? "") === last.description;
   return foldTokenName(token.name) === foldTokenName(last.name) && description;
@@ -77,13 +78,10 @@ function asLastApplied(last: LastManaged | undefined, tokens: readonly TokenView
  * when an apply that renamed it was interrupted or failed (the ledger keeps what the last apply that
  * finished its writes managed). Not a token renamed in the console since.
  */
-function lastManagedUnderItsName(
-  managed: ManagedToken,
-  tokens: readonly TokenView[],
-  last: LastManaged | undefined,
-): TokenView | undefined {
+function lastManagedUnderItsName(managed: ManagedToken, tokens: TokenIndex, last: LastManaged | undefined): TokenView | undefined {
   if (last === undefined || last.id === "" || foldTokenName(last.name) === foldTokenName(managed.name)) return undefined;
-  return tokens.find((t) => t.id === last.id && foldTokenName(t.name) === foldTokenName(last.name));
+  const token = tokens.byId(last.id);
+  return token !== undefined && foldTokenName(token.name) === foldTokenName(last.name) ? token : undefined;
 }
 
 /**
@@ -92,7 +90,7 @@ function lastManagedUnderItsName(
  */
 function warningsFor(
   managed: ManagedToken,
-  tokens: readonly TokenView[],
+  tokens: TokenIndex,
   { matches, exact }: Named,
   last: { readonly id: string; readonly name: string } | undefined,
 ): string[] {
@@ -105,7 +103,7 @@ function warningsFor(
   } else if (matches.length > 1) lines.push(duplicatesWarning(managed.name, matches));
   const now = matches[0];
   if (now && last && last.name === managed.name && now.id !== last.id) {
-    const old = tokens.find((t) => t.id === last.id);
+    const old = tokens.byId(last.id);
     const where = old ? `is now named "${old.name}"` : "no longer exists";
     lines.push(
       `API token "${managed.name}" now resolves to id ${now.id}, not to id ${last.id}, which the last apply managed ` +
@@ -132,7 +130,7 @@ export interface Observation {
  */
 export function observeToken(
   m: ManagedToken,
-  tokens: readonly TokenView[],
+  tokens: TokenIndex,
   last: LastManaged | undefined,
   warn: (line: string) => void,
   log: (line: string) => void,
@@ -164,7 +162,7 @@ export function observeToken(
 /** The tokens that `wanted` resolve to in `tokens` (a token taken from the run's walk has no value). */
 export function resolvedTokens(
   wanted: readonly ManagedToken[],
-  tokens: readonly TokenView[],
+  tokens: TokenIndex,
   last: (m: ManagedToken) => LastManaged | undefined,
 ): TokenView[] {
   const quiet = () => undefined;

@@ -1,6 +1,7 @@
 import type { ApiClient } from "../../client/client";
 import type { TokensSinceMark } from "../../client/pagination";
 import type { RuntimeContext } from "../../shared/context";
+import { TokenIndex } from "../names/token-index";
 import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
 
 /** The newest created_at among `tokens`, and the ids at it: where a newest-first read starts (see TokensSinceMark). */
@@ -17,7 +18,7 @@ export function markOf(tokens: readonly TokenView[]): TokensSinceMark | undefine
  * after the walk is not seen (a rename keeps its token's creation time); a create is.
  */
 export class LatestTokens {
-  private readonly byId = new Map<string, TokenView>();
+  private index = new TokenIndex();
   /** Where the next read starts: the newest token of the read before the last one (see refresh). */
   private mark: TokensSinceMark | undefined;
   /** The newest token of the last read: the mark after the next read. */
@@ -35,8 +36,9 @@ export class LatestTokens {
     return latest;
   }
 
-  get tokens(): TokenView[] {
-    return [...this.byId.values()];
+  /** The tokens as last read, with this writer's writes laid over them. */
+  get tokens(): TokenIndex {
+    return this.index;
   }
 
   /**
@@ -54,12 +56,12 @@ export class LatestTokens {
 
   /** A token this writer created or updated, as the API returned it. */
   record(token: TokenView): void {
-    this.byId.set(token.id, token);
+    this.index.put(token);
   }
 
   private take(read: readonly TokenView[], whole: boolean): void {
-    if (whole) this.byId.clear();
-    for (const t of read) this.byId.set(t.id, t);
+    if (whole) this.index = new TokenIndex();
+    for (const t of read) this.index.put(t);
     const newest = markOf(read);
     if (whole) this.mark = this.lastReadMark = newest;
     else {

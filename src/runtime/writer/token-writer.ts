@@ -55,13 +55,11 @@ class WriterRun {
 
   async write(client: ApiClient): Promise<void> {
     const latest = await LatestTokens.walk(this.ctx, client);
-    // A token the plan gave to one construct is never adopted by name for another.
     const claimed = new Set(this.wanted.map((w) => w.plannedId).filter((id) => id !== ""));
-    const unclaimed = (tokens: readonly TokenView[]) => tokens.filter((t) => !claimed.has(t.id));
     const creates: WantedToken[] = [];
     const updates: (() => Promise<void>)[] = [];
     for (const w of this.wanted) {
-      const decision = decideWrite(w, w.plannedId !== "" ? latest.tokens : unclaimed(latest.tokens));
+      const decision = decideWrite(w, latest.tokens, claimed);
       if (decision.kind === "create") creates.push(w);
       else if (decision.kind === "none" && !decision.adopted) this.outcomes.set(w.path, { ok: true });
       else updates.push(() => this.carryOut(client, w, decision, latest));
@@ -82,7 +80,7 @@ class WriterRun {
         return;
       }
       await inParallel(
-        wave.map((w) => () => this.carryOut(client, w, decideWrite(w, unclaimed(latest.tokens)), latest)),
+        wave.map((w) => () => this.carryOut(client, w, decideWrite(w, latest.tokens, claimed), latest)),
         CONCURRENCY,
       );
     }

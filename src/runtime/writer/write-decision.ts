@@ -1,5 +1,6 @@
 import { foldTokenName } from "../../protocol";
 import { tokensNamed } from "../names/name-match";
+import type { TokenIndex } from "../names/token-index";
 import type { TokenView } from "../names/token-list";
 
 /** One token the writer manages, as the plan and the configuration give it. */
@@ -32,9 +33,9 @@ export type WriteDecision =
  * plan's token by id when the plan found one, else the token its name designates (the oldest, or
  * the exact spelling before one equal only after trimming and case-folding), else a create.
  */
-export function decideWrite(wanted: WantedToken, tokens: readonly TokenView[]): WriteDecision {
+export function decideWrite(wanted: WantedToken, tokens: TokenIndex, claimed: ReadonlySet<string> = new Set()): WriteDecision {
   if (wanted.plannedId !== "") {
-    const planned = tokens.find((t) => t.id === wanted.plannedId);
+    const planned = tokens.byId(wanted.plannedId);
     if (planned === undefined) {
       return {
         kind: "refuse",
@@ -54,7 +55,10 @@ export function decideWrite(wanted: WantedToken, tokens: readonly TokenView[]): 
     }
     return outcome(wanted, planned, false);
   }
-  const { matches, exact } = tokensNamed(tokens, wanted.name);
+  // A token the plan gave to another construct is never adopted by name for this one.
+  const named = tokensNamed(tokens, wanted.name);
+  const exact = named.exact;
+  const matches = named.matches.filter((t) => !claimed.has(t.id));
   if (!exact && matches.length > 1) {
     return {
       kind: "refuse",
