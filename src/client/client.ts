@@ -32,6 +32,7 @@ import {
   newestNamed,
   updateTokenCall,
 } from "./operations";
+import { RequestPacer } from "./pacer";
 import type { ListAllTokensOptions, ListTokensParams, TokensSinceMark, TokensSinceOptions, WalkEnvironment } from "./pagination";
 import { ListingPlan, walkAllTokens } from "./pagination";
 import { Redactor } from "./redact";
@@ -202,6 +203,7 @@ export class ApiClient {
         redactor: this.redactor,
         now: this.now,
         authDetail: (call, how, said) => this.session.authDetail(call, how, said),
+        pacer: new RequestPacer(this.now, this.sleepFn),
       },
       openSender,
     );

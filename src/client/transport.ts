@@ -12,10 +12,12 @@ import type { GpuCloudErrorKind } from "./errors";
 import { GpuCloudError } from "./errors";
 import type { HttpSender, OpenHttpSender } from "./http-sender";
 import { CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
+import type { RequestPacer } from "./pacer";
 import { type Redactor, snippet } from "./redact";
 import { DEADLINE_CODE, formatSeconds, MIN_ATTEMPT_MS, parseRetryAfterMs } from "./retry";
 import type { Decoder } from "./schemas";
 import { decodeEnvelope } from "./schemas";
+import { LOGIN_OPERATION } from "./session";
 
 type Method = "GET" | "POST" | "PUT";
 
@@ -44,6 +46,8 @@ export interface TransportOptions {
   readonly now: () => number;
   /** The message of an authentication failure (`login as alice failed (HTTP 401)`). */
   readonly authDetail: (call: HttpCall<unknown>, how: string, serverMessage: string | undefined) => string;
+  /** Paces the requests after a 429 (see RequestPacer); logins are not paced. */
+  readonly pacer?: RequestPacer;
 }
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -88,7 +92,9 @@ export class HttpTransport {
         detail: `no time left for ${call.method} ${call.path}`,
       });
     }
-    const budget = Math.min(this.options.requestTimeoutMs, remaining);
+    const pacer = call.operation === LOGIN_OPERATION ? undefined : this.options.pacer;
+    const startedAt = pacer === undefined ? 0 : await pacer.slot(deadline - MIN_ATTEMPT_MS);
+    const budget = Math.min(this.options.requestTimeoutMs, deadline - this.options.now());
     const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };
     let payload: string | undefined;
     if (call.body !== undefined) {
@@ -117,6 +123,7 @@ export class HttpTransport {
     } finally {
       clearTimeout(timer);
     }
+    pacer?.answered(startedAt, status === 429);
     return this.interpret(call, status, responseHeaders, text);
   }
 

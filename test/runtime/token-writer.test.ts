@@ -207,6 +207,25 @@ describe("token writer", () => {
     }
   });
 
+  test("against a rate limit it does not know (20 requests/s): after the first 429 it keeps to the pace the server accepted", async () => {
+    const names = Array.from({ length: 60 }, (_, i) => `w8-t${i}`);
+    const limited = await startEmulator({ users: [USER], maxPageSize: 50, rateLimit: { requestsPerSecond: 20 } });
+    try {
+      for (let i = 0; i < 300; i++) limited.addToken({ name: `w8-other-${i}`, createdAt: 1_700_000_000 + i });
+      await write(
+        names.map((name) => ({ path: `s/${name}`, name })),
+        { env: { GPUCLOUD_BASE_URL: limited.url } },
+      );
+      for (const name of names) expect(limited.tokens().filter((t) => t.name === name)).toHaveLength(1);
+      const { requests, throttled } = limited.stats();
+      // Unpaced, every wave of 8 requests in flight ran into the limit again (dozens of refusals).
+      expect(throttled).toBeLessThanOrEqual(8);
+      expect(requests).toBeLessThanOrEqual(1 + 7 + 3 + 60 + throttled + 2);
+    } finally {
+      await limited.close();
+    }
+  }, 30_000);
+
   test("credentials other than the plan's are refused before anything is written", async () => {
     const other = { username: "writer-other", password: "writer-other-password-1" };
     const two = await startEmulator({ users: [USER, other] });
