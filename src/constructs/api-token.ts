@@ -177,9 +177,7 @@ export class ApiToken extends Construct implements ITerraformDependable {
 
   /**
    * The token's value. Sensitive: Terraform refuses an output built from it unless the output
-   * is marked `sensitive: true`. Refer to it before the app synthesizes (in a constructor or an
-   * aspect, not first inside a `Lazy` value): the stack's read is told at synthesis which values
-   * it must list after a create.
+   * is marked `sensitive: true`.
    */
   public get token(): string {
     if (!this.valueInState) {
@@ -221,7 +219,7 @@ export class ApiToken extends Construct implements ITerraformDependable {
     return Token.asNumber(this.cached(StackReadResultField.CREATED_AT, "tonumber"));
   }
 
-  /** Last use as the API reports it; 0 means never used. Refer to it before the app synthesizes, as to `token`. */
+  /** Last use as the API reports it; 0 means never used. */
   public get lastUsed(): number {
     return Token.asNumber(this.cached(StackReadResultField.LAST_USED, "tonumber"));
   }

@@ -120,7 +120,7 @@ export class StackRead extends Construct {
    * unless some token's query holds an expression: that read is then unknown at plan until apply,
    * and the lookup's attributes must stay known at plan, so the lookups get one read of their own
    * (decided at synthesis, once every construct is added). A lookup with an expression in its own
-   * query never comes here: it would make the tokens' read, and with it their `api_in_sync`
+   * query never comes here: it would make the tokens' read, and with it their `in_sync`
    * trigger, unknown at plan.
    */
   addLookup(owner: Construct, kind: LookupKindName, query: Readonly<Record<string, string>>): string {
@@ -159,7 +159,7 @@ export class StackRead extends Construct {
    * shows nothing an external program prints when its read succeeds. Only the plan-time read: an
    * assertion over the reads after the writes is unknown at plan whenever a token is written, and
    * Terraform warns "Check block assertion known after apply" for it; what a write finds (another
-   * token of the name right after a create) the create half says in the apply's log. No class in
+   * token of the name right after a create) the next plan's read says. No class in
    * cdktf or cdktn writes check blocks, hence the override.
    */
   private addWarningsCheck(): void {

@@ -23,7 +23,7 @@ interface RosterToken {
 /**
  * The stack's list of the API tokens it manages, as one `terraform_data` whose destroy-time
  * provisioner says which tokens stay active when an ApiToken is removed or the stack destroyed
- * (Terraform runs no destroy-time provisioner of a removed block, so a sync resource cannot).
+ * (Terraform runs no destroy-time provisioner of a removed block, and the writer has none).
  * `triggers_replace` = the sorted construct paths, so adding or removing an ApiToken replaces it;
  * `input` = path → name (and account) as one literal JSON string, so a rename is a small in-place
  * update, with no ids (they would leave it unknown in the plan of every new token) and cheap to

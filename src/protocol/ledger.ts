@@ -17,8 +17,8 @@ export const LEDGER_OUTPUT = "gpucloud_token_ledger";
 export const LEDGER_VERSION = 1;
 
 /**
- * The logical ids of the resources through which the library writes tokens (each ApiToken's sync
- * resource, the stack's token roster) start with this, so that the names a state lists tell a
+ * The logical ids of the resources through which the library writes tokens (each account's token
+ * writer, the stack's token roster) start with this, so that the names a state lists tell a
  * state that holds the library's writes (see {@link tokenWriteKind}).
  */
 export const TOKEN_WRITE_ID_PREFIX = "gpucloud_";

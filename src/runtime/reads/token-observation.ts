@@ -159,7 +159,7 @@ export function observeToken(
   };
 }
 
-/** The tokens that `wanted` resolve to in `tokens` (a token taken from the run's walk has no value). */
+/** The tokens that `wanted` resolve to in `tokens`. */
 export function resolvedTokens(
   wanted: readonly ManagedToken[],
   tokens: TokenIndex,

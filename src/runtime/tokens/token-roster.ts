@@ -37,8 +37,8 @@ function rosterNow(env: NodeJS.ProcessEnv): RosterNow {
 /**
  * Destroy-time provisioner of the stack's token roster. Terraform runs it when the roster is
  * replaced (the set of ApiTokens changed), when its count drops to 0 (the last ApiToken is gone
- * while a lookup keeps the block), and when the stack is destroyed, but never for a sync resource
- * whose block was removed: so this is where a removed token is reported (the plan said it too, with
+ * while a lookup keeps the block), and when the stack is destroyed, but never for the block of a
+ * removed resource: so this is where a removed token is reported at apply (the plan said it too, with
  * its id, from the state's ledger). It calls no API, so it never fails a destroy for an unreachable
  * API.
  */
