@@ -113,6 +113,11 @@ function floorStack(dir: string, n: number, variant: string, provisioners: boole
     };
     outputs[`t${i}_id`] = { value: `\${null_resource.t${i}.id}` };
   }
+  return floorConfig(dir, resources, outputs);
+}
+
+/** A floor's configuration: its null_resources and outputs, one trivial data "external", a local backend. */
+function floorConfig(dir: string, resources: Record<string, unknown>, outputs: Record<string, unknown>): string {
   return writeTerraformJson(dir, {
     terraform: {
       required_providers: { null: { source: "hashicorp/null" }, external: { source: "hashicorp/external" } },
@@ -133,15 +138,7 @@ function leanFloorStack(dir: string, n: number): string {
     resources[`t${i}`] = { triggers: { name: `floor-${i}` } };
     outputs[`t${i}_id`] = { value: `\${null_resource.t${i}.id}` };
   }
-  return writeTerraformJson(dir, {
-    terraform: {
-      required_providers: { null: { source: "hashicorp/null" }, external: { source: "hashicorp/external" } },
-      backend: { local: { path: "terraform.tfstate" } },
-    },
-    data: { external: { read: { program: ["node", "-e", 'process.stdout.write(JSON.stringify({ id: "x" }))'], query: { name: "read" } } } },
-    resource: { null_resource: resources },
-    output: outputs,
-  });
+  return floorConfig(dir, resources, outputs);
 }
 
 interface Setting {
