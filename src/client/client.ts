@@ -28,6 +28,7 @@ import {
   LIST_TOKENS,
   listFlavorsCall,
   listTokensCall,
+  LOGIN_OPERATION,
   MAX_TOKEN_NAME_LENGTH,
   newestNamed,
   updateTokenCall,
@@ -39,7 +40,7 @@ import { Redactor } from "./redact";
 import type { ResolvedRetryPolicy, RetryEnvironment, RetryPolicy } from "./retry";
 import { backoffDelayMs, MAX_TIMER_MS, MIN_ATTEMPT_MS, resolveRetryPolicy, retryUntilDeadline } from "./retry";
 import type { ApiToken, FlavorRegionGroup, TokenList } from "./schemas";
-import { LOGIN_OPERATION, SessionManager, type SessionStore } from "./session";
+import { SessionManager, type SessionStore } from "./session";
 import { walkTokensSince } from "./tokens-since";
 import type { HttpCall } from "./transport";
 import { HttpTransport } from "./transport";

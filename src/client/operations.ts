@@ -11,6 +11,7 @@ import type { HttpCall } from "./transport";
 export { MAX_TOKEN_NAME_LENGTH };
 
 const LIST_FLAVORS = "list flavors (GET /flavors)";
+export const LOGIN_OPERATION = "log in (POST /authenticate/login)";
 export const LIST_TOKENS = "list API tokens (GET /api-tokens)";
 export const CREATE_TOKEN = "create API token (POST /api-tokens)";
 

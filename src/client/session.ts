@@ -11,6 +11,7 @@
 import type { ResolvedCredentials } from "./credentials";
 import { jwtTimes } from "./credentials";
 import { GpuCloudError } from "./errors";
+import { LOGIN_OPERATION } from "./operations";
 import type { Redactor } from "./redact";
 import type { LoginData } from "./schemas";
 import { decodeLogin } from "./schemas";
@@ -20,7 +21,6 @@ import type { HttpCall, HttpTransport } from "./transport";
 const SPEC_ACCESS_TOKEN_LIFETIME_MS = 30 * 60_000;
 /** Log in again when less than this remains of the access token (at most half its lifetime). */
 const ACCESS_TOKEN_RENEW_MARGIN_MS = 60_000;
-export const LOGIN_OPERATION = "log in (POST /authenticate/login)";
 
 export interface Session {
   readonly accessToken: string;

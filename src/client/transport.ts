@@ -17,7 +17,6 @@ import { type Redactor, snippet } from "./redact";
 import { DEADLINE_CODE, formatSeconds, MIN_ATTEMPT_MS, parseRetryAfterMs } from "./retry";
 import type { Decoder } from "./schemas";
 import { decodeEnvelope } from "./schemas";
-import { LOGIN_OPERATION } from "./session";
 
 type Method = "GET" | "POST" | "PUT";
 
@@ -92,7 +91,7 @@ export class HttpTransport {
         detail: `no time left for ${call.method} ${call.path}`,
       });
     }
-    const pacer = call.operation === LOGIN_OPERATION ? undefined : this.options.pacer;
+    const pacer = call.isLogin ? undefined : this.options.pacer;
     const startedAt = pacer === undefined ? 0 : await pacer.slot(deadline - MIN_ATTEMPT_MS);
     const budget = Math.min(this.options.requestTimeoutMs, deadline - this.options.now());
     const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };

@@ -1,5 +1,5 @@
 import { GpuCloudError } from "../../client/errors";
-import { LOGIN_OPERATION } from "../../client/session";
+import { LOGIN_OPERATION } from "../../client/operations";
 import {
   type LedgerAccount,
   STACK_READ_AFTER_WRITE,
