@@ -10,7 +10,7 @@
 export class RequestPacer {
   /** Start times (on `now`) of the requests the server accepted, the last second's. */
   private readonly accepted: number[] = [];
-  /** Start times of the requests sent, the last second's. */
+  /** Start times of the requests sent (and places reserved), the last window's. */
   private readonly started: number[] = [];
   private perSecond = Number.POSITIVE_INFINITY;
   /** When the pace was last lowered. */
@@ -26,17 +26,19 @@ export class RequestPacer {
     return this.perSecond;
   }
 
-  /** Waits, no later than `latest`, for a place in the pace; returns the request's start time. */
+  /**
+   * Waits for the request's place in the pace, no later than `latest`; returns its start time. The
+   * place is reserved before the wait, so requests sent side by side get one place each, in order.
+   */
   async slot(latest: number): Promise<number> {
-    for (;;) {
-      const now = this.now();
-      prune(this.started, now);
-      if (this.started.length < this.perSecond || now >= latest) {
-        this.started.push(now);
-        return now;
-      }
-      await this.sleep(Math.min(this.started[0] + WINDOW_MS - now, latest - now) + 1);
-    }
+    const now = this.now();
+    prune(this.started, now);
+    let at = now;
+    if (this.started.length >= this.perSecond) at = this.started[this.started.length - this.perSecond] + WINDOW_MS;
+    at = Math.min(Math.max(at, this.started[this.started.length - 1] ?? at, now), Math.max(now, latest));
+    this.started.push(at);
+    if (at > now) await this.sleep(at - now);
+    return at;
   }
 
   /** What the server answered the request started at `startedAt`. */

@@ -129,7 +129,7 @@ describeWithTerraform("cdktf deploy of two stacks on two accounts in one run", (
       expect(out).toContain(`created API token "ci-pipeline" (id ${token.id}) for ${stack}/ci`);
       // The stack's ledger holds its token on its account; nothing else is kept beside the state.
       expect(JSON.parse(state.outputs.gpucloud_token_ledger.value).t).toEqual({
-        [`${stack}/ci`]: ["ci-pipeline", token.id, `GPUCLOUD_${stack.toUpperCase()}_ ${account.url.replace(/\/+$/, "")}`],
+        [`${stack}/ci`]: ["ci-pipeline", token.id, `GPUCLOUD_${stack.toUpperCase()}_ ${account.url.replace(/\/+$/, "")}`, ""],
       });
       expect(readdirSync(dir).filter((f) => f.startsWith(".gpucloud"))).toEqual([]);
     }
