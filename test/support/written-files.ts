@@ -36,7 +36,13 @@ export function changedFiles(before: FileSnapshot, after: FileSnapshot): string[
  */
 const TERRAFORMS_OWN = /^(\.terraform(\/.*)?|terraform\.tfstate(\.backup)?|terraform\.tfstate\.d(\/.*)?)$/;
 
-/** The paths of `changed` that are not Terraform's own. */
+/**
+ * Node's compile cache of the script (docs/operations.md, "The code cache"): code, nothing of a run,
+ * written on Node 22 and later only.
+ */
+const CODE_CACHE = /^\.gpucloud-cache(\/.*)?$/;
+
+/** The paths of `changed` that are neither Terraform's own nor the script's code cache. */
 export function notTerraformsOwn(changed: readonly string[]): string[] {
-  return changed.filter((rel) => !TERRAFORMS_OWN.test(rel));
+  return changed.filter((rel) => !TERRAFORMS_OWN.test(rel) && !CODE_CACHE.test(rel));
 }
