@@ -21,11 +21,6 @@ export class RequestPacer {
     private readonly sleep: (ms: number) => Promise<void>,
   ) {}
 
-  /** The pace learnt, in requests per second; Infinity before any refusal. */
-  get requestsPerSecond(): number {
-    return this.perSecond;
-  }
-
   /**
    * Waits for the request's place in the pace, no later than `latest`; returns its start time. The
    * place is reserved before the wait, so requests sent side by side get one place each, in order.

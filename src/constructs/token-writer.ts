@@ -174,9 +174,9 @@ function removeAtExit(folder: string): void {
   inputFolders.push(folder);
 }
 
-/** The writer's construct id in its stack: one per account (prefix and base URL as configured). */
 const digest = (text: string, length: number) => createHash("sha256").update(text).digest("hex").slice(0, length);
 
+/** The writer's construct id in its stack: one per account (prefix and base URL as configured). */
 function writerConstructId(account: WriterAccount): string {
   return `gpucloud-token-writer-${digest(`${account.envPrefix ?? DEFAULT_ENV_PREFIX}\n${account.baseUrl ?? ""}`, 12)}`;
 }

@@ -14,10 +14,6 @@ export class TokenIndex {
     for (const t of tokens) this.put(t);
   }
 
-  get size(): number {
-    return this.byIdMap.size;
-  }
-
   /** Every token, in no particular order. */
   all(): TokenView[] {
     return [...this.byIdMap.values()];

@@ -23,7 +23,7 @@ import { type RuntimeContext, withClient } from "../../shared/context";
 import { groupByAccount } from "../account-groups";
 import { accountFingerprint, accountRefIn, ledgerAccountOf } from "../account-identity";
 import { TokenIndex } from "../names/token-index";
-import { listNewestSince, type TokenView, walkAllTokens } from "../names/token-list";
+import { listNewestSince, walkAllTokens } from "../names/token-list";
 import { markOf } from "../writer/latest-tokens";
 import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, uncheckedNotNeeded, unknownLastApply } from "./account-checks";
 import { type LastApply, readLastApply } from "./last-apply";
@@ -76,7 +76,7 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
     await readAccounts(ctx, stack, report, {
       list: async (client) => {
         const [listed] = await Promise.all([walkAllTokens(client, ctx), lastApplyRead]);
-        return listed;
+        return new TokenIndex(listed);
       },
       observe: (tokens, listed, account) => {
         const current = currentAccount(account);
@@ -220,13 +220,13 @@ async function afterWriteRead(ctx: RuntimeContext, query: Record<string, string>
   const newSlots = new Set((query[STACK_READ_NEW_SLOTS] ?? "").split(",").filter((slot) => slot !== ""));
   const report = new ReadReport(ctx);
   const ledger = new Map<string, LedgerToken>();
-  const none = () => undefined;
   await readAccounts(ctx, { ...stack, tokens: stack.tokens.filter((m) => newSlots.has(m.slot)) }, report, {
     list: async (client, tokens, account) => {
       const mark = ticket?.marks?.[accountFingerprint(currentAccount(account))];
-      const since = mark === undefined ? undefined : await listNewestSince(client, ctx, mark);
-      const complete = since !== undefined && resolvedTokens(tokens, new TokenIndex(since), none).length === tokens.length;
-      return complete ? since : walkAllTokens(client, ctx);
+      const read = mark === undefined ? undefined : await listNewestSince(client, ctx, mark);
+      const since = read === undefined ? undefined : new TokenIndex(read);
+      const complete = since !== undefined && resolvedTokens(tokens, since).length === tokens.length;
+      return complete ? since : new TokenIndex(await walkAllTokens(client, ctx));
     },
     observe: (tokens, listed, account) => {
       const current = currentAccount(account);
@@ -290,7 +290,7 @@ interface ReadAccount {
 
 /** How a read lists one account's tokens and observes its managed tokens among them. */
 interface TokenReading {
-  list(client: ApiClient, tokens: readonly ManagedToken[], account: ReadAccount): Promise<TokenView[]>;
+  list(client: ApiClient, tokens: readonly ManagedToken[], account: ReadAccount): Promise<TokenIndex>;
   observe(tokens: readonly ManagedToken[], listed: TokenIndex, account: ReadAccount): void;
 }
 
@@ -322,7 +322,7 @@ async function readAccounts(ctx: RuntimeContext, stack: StackQuery, report: Read
             throw named(listed.reason, catalog.status === "rejected" && isAccountError(catalog.reason) ? group : groupTokens);
           }
           if (catalog.status === "rejected") throw named(catalog.reason, groupLookups);
-          if (listed.value !== undefined) reading.observe(groupTokens, new TokenIndex(listed.value), account);
+          if (listed.value !== undefined) reading.observe(groupTokens, listed.value, account);
           report.lookupErrors.push(...catalog.value);
         },
         envPrefix,

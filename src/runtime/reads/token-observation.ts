@@ -159,12 +159,8 @@ export function observeToken(
   };
 }
 
-/** The tokens that `wanted` resolve to in `tokens`. */
-export function resolvedTokens(
-  wanted: readonly ManagedToken[],
-  tokens: TokenIndex,
-  last: (m: ManagedToken) => LastManaged | undefined,
-): TokenView[] {
+/** The tokens that `wanted` resolve to in `tokens`, knowing nothing of the last apply (the read after the writes). */
+export function resolvedTokens(wanted: readonly ManagedToken[], tokens: TokenIndex): TokenView[] {
   const quiet = () => undefined;
-  return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name, last(m)?.id), last(m), quiet).token ?? []);
+  return wanted.flatMap((m) => resolve(m, tokens, tokensNamed(tokens, m.name), undefined, quiet).token ?? []);
 }

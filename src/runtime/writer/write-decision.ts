@@ -23,7 +23,7 @@ export type WriteDecision =
   | { readonly kind: "none"; readonly token: TokenView; readonly adopted: boolean }
   /** An update of `token` (a rename, a description), with the outcome line's words. */
   | { readonly kind: "update"; readonly token: TokenView; readonly adopted: boolean; readonly changes: readonly string[] }
-  /** No token has its name: created in a wave, after a fresh read (see CreateWaves). */
+  /** No token has its name: created in a wave, after a fresh read (see LatestTokens.refresh). */
   | { readonly kind: "create" }
   /** Nothing is written for it, and the apply fails naming why and what to do. */
   | { readonly kind: "refuse"; readonly reason: string };
