@@ -1,7 +1,7 @@
 import { type IResolvable, type ITerraformDependable, ref, TerraformStack, Token } from "cdktf";
 import { Construct } from "constructs";
 
-import { IN_SYNC, StackReadQueryField, StackReadResultField } from "../protocol";
+import { IN_SYNC, StackReadResultField } from "../protocol";
 import { type GpuCloudAccount, resolveAccount } from "./account";
 import { ensureExternalProvider, ensureNullProvider } from "./providers";
 import { StackRead } from "./stack-read";
@@ -16,7 +16,9 @@ export interface ApiTokenProps {
   /**
    * The token's name, 1 to 50 characters, not blank. It identifies the token: the first deploy
    * adopts a token that already has this name instead of creating a second one. Changing it
-   * renames the token the last apply managed for this construct (the state keeps it).
+   * renames the token the last apply managed for this construct (the state keeps it). Given as a
+   * Terraform expression (a name, description or previous name), the plan knows the token by the
+   * state alone and the apply finds it by name: a value unknown at plan changes only this token's plan.
    */
   readonly name: string;
   /**
@@ -129,14 +131,15 @@ export class ApiToken extends Construct implements ITerraformDependable {
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which replaces the writer, and it becomes "true"
     // when applied, so the next plan finds nothing to do.
+    // Props given as expressions reach the writer and the roster from the stack's `given` local (see StackRead.givenExpression).
+    const given = stackRead.knowsByLedger(key) ? (field: "n" | "d" | "p") => stackRead.givenExpression(this, field) : undefined;
     writer.add(
       {
         path: this.node.path,
         name: props.name,
         description: props.description,
         idExpression: stackRead.resultField(key, StackReadResultField.ID),
-        nameExpression: stackRead.queryField(key, StackReadQueryField.NAME),
-        descriptionExpression: stackRead.queryField(key, StackReadQueryField.DESCRIPTION),
+        given: given && { name: given("n"), description: given("d"), previousNames: given("p") },
         inSyncExpression: `\${${inSync} ? "${IN_SYNC}" : (timestamp() == "never" ? "never" : "${IN_SYNC}")}`,
       },
       stackRead.ticket,
@@ -148,9 +151,9 @@ export class ApiToken extends Construct implements ITerraformDependable {
     this.idExpression = attributeExpression(StackReadResultField.ID);
     TokenRoster.of(this).add(this, {
       name: props.name,
-      // An expression's text cannot be nested in the roster's; its value is the plan-time read's query item, which
-      // refers to no token's write: a full apply creates the roster whatever becomes of them (see tokenWriteKind).
-      nameExpression: stackRead.queryField(key, StackReadQueryField.NAME),
+      // An expression's text cannot be nested in the roster's; its value is the `given` local's item, which refers
+      // to no token's write: a full apply creates the roster whatever becomes of them (see tokenWriteKind).
+      nameExpression: given?.("n") ?? "",
       previousNames,
       envPrefix,
       lookupErrors: stackRead.lookupErrors,

@@ -30,8 +30,24 @@ import { TokenRoster } from "./token-roster";
 import { type TokenWriter } from "./token-writer";
 import { isKnown } from "./validation";
 
+/**
+ * Whether the plan-time read knows a token by its ledger entry alone (StackReadQueryField.BY_LEDGER): its
+ * name, description or a previous name is a Terraform expression, which may be unknown at plan.
+ */
+function isKnownByLedger(entry: StackReadToken): boolean {
+  const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
+  return computed(entry.name) || computed(entry.description) || entry.previousNames.some(computed);
+}
+
 /** The read's construct id: the prefix of its Terraform names (data sources, locals). */
 const STACK_READ_ID = "gpucloud-stack-read";
+
+/** A token's props as the stack's `given` local holds them (see StackRead.given). */
+interface GivenProps {
+  readonly n: string;
+  readonly d: string | null;
+  readonly p: string[];
+}
 
 /** The read after the writes of one account's writer. */
 interface AfterWriteGroup {
@@ -86,8 +102,16 @@ export class StackRead extends Construct {
   private readonly slotOf = new Map<string, string>();
   /** The workspace lets the script find what this folder last applied (see addWarningsCheck). */
   private readonly query: Record<string, string> = { [STACK_READ_WORKSPACE]: "${terraform.workspace}" };
-  /** Some query value is a Terraform expression (possibly unknown until apply), not a literal. */
+  /** Some token's base URL is a Terraform expression (possibly unknown until apply): the read waits for it then. */
   private queryHasComputedValues = false;
+  /**
+   * The props given as expressions of the tokens the plan-time read knows by their ledger entry (see
+   * StackReadQueryField.BY_LEDGER), by construct path: `n` name, `d` description (null when not managed), `p`
+   * previous names. Made by the first such token: its expressions are written once, here.
+   */
+  private given?: { readonly local: TerraformLocal; readonly ledgerTokens: TerraformLocal; readonly props: Record<string, GivenProps> };
+  /** The Terraform text of the merged ledgers' tokens, for the `ledger-tokens` local of a stack with `given` props. */
+  private ledgerTokens = "";
   /** The literal lookups' part of the query (see addLookup). */
   private readonly lookupQuery: Record<string, string> = {};
   /** Every lookup's result, from the stack's read or the lookups' own read (see addLookup); made by the first lookup. */
@@ -287,9 +311,20 @@ export class StackRead extends Construct {
       ),
     ];
     const all = new TerraformLocal(this, "ledgers", Lazy.stringValue({ produce: () => `\${[${ledgers().join(", ")}]}` }));
-    const ledger =
-      `jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), ` +
-      `t = merge([for l in local.${all.friendlyUniqueId} : l.t]...), v = ${LEDGER_VERSION}})`;
+    const tokens = `merge([for l in local.${all.friendlyUniqueId} : l.t]...)`;
+    // A token known by its ledger entry gets the name and description digest (descriptionDigest's: 16 hex of
+    // sha-256; try: null where the description is not managed) it is given, which its plan-time read did not know.
+    const given = () => {
+      if (this.given === undefined) return tokens;
+      const merged = `local.${this.given.ledgerTokens.friendlyUniqueId}`;
+      return (
+        `merge(${merged}, {for p, g in local.${this.given.local.friendlyUniqueId} : ` +
+        `p => [g.n, ${merged}[p][1], ${merged}[p][2], try(substr(sha256(g.d), 0, 16), "")] if contains(keys(${merged}), p)})`
+      );
+    };
+    this.ledgerTokens = `\${${tokens}}`;
+    const ledger = () =>
+      `jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), t = ${given()}, v = ${LEDGER_VERSION}})`;
     // Unknown at plan while a writer is replaced (its id is), so that Terraform cannot write the plan's value: it
     // writes an output known at plan at the start of an apply whatever becomes of what it depends on, and a failed
     // or stopped rename would then leave the new name with the old id, which the next plan takes for a token
@@ -297,7 +332,7 @@ export class StackRead extends Construct {
     const writerIds = () => [...this.writes].map((w) => `${w.terraformResourceType}.${w.friendlyUniqueId}.id`).join(", ");
     const output = new TerraformOutput(this, "ledger", {
       description: "What the last apply of this stack managed: each ApiToken's name, id and account, read by the next plan",
-      value: Lazy.stringValue({ produce: () => `\${alltrue([for id in [${writerIds()}] : id != null]) ? ${ledger} : null}` }),
+      value: Lazy.stringValue({ produce: () => `\${alltrue([for id in [${writerIds()}] : id != null]) ? ${ledger()} : null}` }),
     });
     output.overrideLogicalId(LEDGER_OUTPUT);
     // Written only once every token's write succeeded: an apply that failed or was stopped keeps the ledger
@@ -342,29 +377,67 @@ export class StackRead extends Construct {
   /** Adds a token; throws when its name or a previous name collides with another token's of the app on the same account. */
   register(owner: Construct, entry: StackReadToken, writer: TokenWriter): void {
     claimTokenNames(owner, entry);
-    const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
-    if (computed(entry.name) || computed(entry.description) || computed(entry.baseUrl) || entry.previousNames.some(computed)) {
-      this.queryHasComputedValues = true;
-    }
+    if (entry.baseUrl !== undefined && !isKnown(entry.baseUrl)) this.queryHasComputedValues = true;
     const slot = `t${this.slotOf.size}`;
     this.slotOf.set(entry.key, slot);
     this.joinGroup(entry.key, slot, writer);
     const groupQuery = this.group(entry.key).query;
-    const ask = (field: string, value: string) => {
-      this.query[stackReadKey(slot, field)] = value;
+    const byLedger = isKnownByLedger(entry);
+    const ask = (field: string, value: string, planTime = true) => {
+      if (planTime) this.query[stackReadKey(slot, field)] = value;
       groupQuery[stackReadKey(slot, field)] = value;
     };
     ask(StackReadQueryField.KEY, entry.key);
     // For the read's errors, which name every construct they concern.
     ask(StackReadQueryField.PATH, terraformLiteral(owner.node.path));
     if (entry.envPrefix !== undefined) ask(StackReadQueryField.ENV_PREFIX, entry.envPrefix);
-    ask(StackReadQueryField.NAME, terraformLiteral(entry.name));
-    if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description));
     if (entry.baseUrl !== undefined) ask(StackReadQueryField.BASE_URL, terraformLiteral(entry.baseUrl));
     // Only when false: the default adds nothing to the query.
     if (!entry.valueInState) ask(StackReadQueryField.VALUE_IN_STATE, "false");
     if (entry.allowedIdentities !== undefined) ask(StackReadQueryField.PIN, terraformLiteral(JSON.stringify(entry.allowedIdentities)));
-    entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous)));
+    // The names and description of a token known by its ledger entry are the reads' after the writes only (see BY_LEDGER).
+    if (byLedger) {
+      this.query[stackReadKey(slot, StackReadQueryField.BY_LEDGER)] = "true";
+      this.giveProps(owner.node.path, entry);
+    }
+    ask(StackReadQueryField.NAME, terraformLiteral(entry.name), !byLedger);
+    if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description), !byLedger);
+    entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous), !byLedger));
+  }
+
+  /** Whether the plan-time read knows the token of `key` by its ledger entry alone (see isKnownByLedger). */
+  knowsByLedger(key: string): boolean {
+    return this.query[stackReadKey(this.slot(key), StackReadQueryField.BY_LEDGER)] === "true";
+  }
+
+  /**
+   * The Terraform expression (text) of a prop of a token known by its ledger entry, as configured: `n` its
+   * name, `d` its description, `p` its previous names (see GivenProps).
+   */
+  givenExpression(owner: Construct, field: keyof GivenProps): string {
+    if (this.given?.props[owner.node.path] === undefined) {
+      throw new Error(`cdktf-gpucloud: ${owner.node.path} is not a token the stack's read knows by its ledger entry`);
+    }
+    return `local.${this.given.local.friendlyUniqueId}[${JSON.stringify(terraformLiteral(owner.node.path))}].${field}`;
+  }
+
+  private giveProps(path: string, entry: StackReadToken): void {
+    if (this.given === undefined) {
+      const props: Record<string, GivenProps> = {};
+      const value = Lazy.anyValue({
+        produce: () =>
+          Object.fromEntries(
+            Object.entries(props).map(([p, g]) => [
+              terraformLiteral(p),
+              { n: terraformLiteral(g.n), d: g.d === null ? null : terraformLiteral(g.d), p: g.p.map(terraformLiteral) },
+            ]),
+          ),
+      });
+      // The ledgers' tokens once, for the ledger output's look-ups by path (see addLedgerOutput).
+      const ledgerTokens = new TerraformLocal(this, "ledger-tokens", this.ledgerTokens);
+      this.given = { local: new TerraformLocal(this, "given", value), ledgerTokens, props };
+    }
+    this.given.props[path] = { n: entry.name, d: entry.description ?? null, p: [...entry.previousNames] };
   }
 
   /**

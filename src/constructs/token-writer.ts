@@ -36,10 +36,14 @@ export interface WriterToken {
   readonly name: string;
   /** Undefined when not managed. */
   readonly description?: string;
-  /** Terraform expressions (text): the plan-time read's id, and the query items of a name or description given as an expression. */
+  /** Terraform expression (text): the plan-time read's id. */
   readonly idExpression: string;
-  readonly nameExpression: string;
-  readonly descriptionExpression: string;
+  /**
+   * Terraform expressions (text) of the props as configured, for a token whose name, description or a
+   * previous name is an expression (see StackRead.givenExpression): the plan-time read knew it by its
+   * ledger entry, and the writer resolves it by name, then by previous name.
+   */
+  readonly given?: { readonly name: string; readonly description: string; readonly previousNames: string };
   /** Terraform expression (text) that is "true" while the plan-time read found the token as configured. */
   readonly inSyncExpression: string;
 }
@@ -121,15 +125,19 @@ export class TokenWriter extends Construct {
 
   /**
    * The plan's part of the inputs, WRITER_CHUNK_TOKENS tokens per variable: each token's planned id,
-   * and its name or description where they are expressions (WriterPlanned).
+   * its name or description where they are expressions, and the previous names of a token the
+   * plan-time read knew by its ledger entry (WriterPlanned).
    */
   private plannedEnv(): Record<string, string> {
     const env: Record<string, string> = { [WriterEnv.TICKET]: `\${${this.ticket}}` };
     for (let i = 0; i * WRITER_CHUNK_TOKENS < this.tokens.length; i++) {
       const items = this.tokens.slice(i * WRITER_CHUNK_TOKENS, (i + 1) * WRITER_CHUNK_TOKENS).map((t) => {
         const fields = [`i = ${t.idExpression}`];
-        if (!isKnown(t.name)) fields.push(`n = ${t.nameExpression}`);
-        if (t.description !== undefined && !isKnown(t.description)) fields.push(`d = ${t.descriptionExpression}`);
+        if (t.given !== undefined) {
+          if (!isKnown(t.name)) fields.push(`n = ${t.given.name}`);
+          if (t.description !== undefined && !isKnown(t.description)) fields.push(`d = ${t.given.description}`);
+          fields.push(`p = ${t.given.previousNames}`);
+        }
         return `${JSON.stringify(terraformLiteral(t.path))} = {${fields.join(", ")}}`;
       });
       env[`${WriterEnv.PLANNED_PREFIX}${i}`] = `\${jsonencode({${items.join(", ")}})}`;

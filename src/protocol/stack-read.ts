@@ -81,6 +81,13 @@ export const StackReadQueryField = {
   PATH: "path",
   /** Only for an account that pins identities (allowedIdentities): their JSON array. */
   PIN: "pin",
+  /**
+   * "true" in the plan-time read for a token whose name, description or a previous name is a Terraform
+   * expression: its query then holds none of the three (one value unknown at plan would defer the whole
+   * read, and every other token with it), and the read knows it by its ledger entry alone; the writer finds
+   * it by name at apply. The reads after the writes get its whole query.
+   */
+  BY_LEDGER: "by_ledger",
 } as const;
 
 /**

@@ -34,9 +34,13 @@ export interface WriterInputs {
 /**
  * What the plan knows of each token, by construct path: `i`, the id the plan-time read found ("" for
  * none: a create or an adoption); `n` and `d`, the name and description, only where the construct
- * gives them as expressions (an unmanaged description is absent).
+ * gives them as expressions (an unmanaged description is absent); `p`, the previous names of a token
+ * the plan-time read knew by its ledger entry alone (StackReadQueryField.BY_LEDGER), which the writer
+ * renames from when it has no id.
  */
-export type WriterPlanned = Readonly<Record<string, { readonly i: string; readonly n?: string; readonly d?: string }>>;
+export type WriterPlanned = Readonly<
+  Record<string, { readonly i: string; readonly n?: string; readonly d?: string; readonly p?: readonly string[] }>
+>;
 
 /** Trigger keys of the writer that are not a token's: `<path>.<field>` are (see {@link WriterTrigger}). */
 export const WriterAccountTrigger = {

@@ -294,19 +294,25 @@ describe("ApiToken synthesis", () => {
     });
     const writer = only<any>(json.resource.null_resource);
     expect(writer.triggers["test/ci.name"]).toBe("ci-${var.suffix}-$${lit}");
-    // The writer takes such a name from the plan-time read's query item (its value as Terraform resolved it).
-    const [planTimeReadName, planTimeRead] = Object.entries<any>(json.data.external).find(([k]) =>
-      /^gpucloud-stack-read_[0-9A-F]+$/.test(k),
-    )!;
-    expect(planTimeRead.query["t0.name"]).toBe("ci-${var.suffix}-$${lit}");
-    const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
-    expect(writer.provisioner[0]["local-exec"].environment.GPUCLOUD_WRITER_PLANNED_0).toBe(
-      `\${jsonencode({"test/ci" = {i = local.${observedName}["t0.id"], n = data.external.${planTimeReadName}.query["t0.name"]}})}`,
-    );
-    // Such a plan-time read may be unknown until apply: the read after the writes then always has its instance
-    // (Terraform refuses a count unknown at plan).
+    // The plan-time read is not given the name (it would wait for the apply while the name is unknown): it knows the
+    // token by its ledger entry. The read after the writes and the writer (from the `given` local) get the name.
+    const planTimeRead = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
+    expect(planTimeRead.query).toEqual({
+      "t0.by_ledger": "true",
+      "t0.key": expect.any(String),
+      "t0.path": "test/ci",
+      workspace: "${terraform.workspace}",
+    });
     const after = Object.entries<any>(json.data.external).find(([k]) => k.includes("after-write"))![1];
-    expect(after.count).toBe(1);
+    expect(after.query["t0.name"]).toBe("ci-${var.suffix}-$${lit}");
+    const observedName = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
+    const givenName = Object.keys(json.locals).find((k) => k.includes("_given_"))!;
+    expect(json.locals[givenName]["test/ci"].n).toBe("ci-${var.suffix}-$${lit}");
+    expect(writer.provisioner[0]["local-exec"].environment.GPUCLOUD_WRITER_PLANNED_0).toBe(
+      `\${jsonencode({"test/ci" = {i = local.${observedName}["t0.id"], n = local.${givenName}["test/ci"].n, p = local.${givenName}["test/ci"].p}})}`,
+    );
+    // The plan-time read stays known at plan: the read after the writes has its instance only while an id is unknown.
+    expect(after.count).toMatch(/^\$\{alltrue\(/);
   });
 
   test("exposes attributes from the plan-time read while in sync, else from the read after the writes; the token wrapped in sensitive()", () => {

@@ -65,13 +65,26 @@ describe("the stack's one read", () => {
     expect(planned.find((r) => r.command === "flavors")!.query).toEqual({ gpu: "${var.gpu}" });
   });
 
-  test("a token with an expression, declared after the lookups: the literal lookups get one read of their own", () => {
+  test("a token whose name is an expression leaves the literal lookups in the stack's read: its query holds no expression", () => {
+    const planned = plannedReads(
+      reads((stack) => {
+        new Flavors(stack, "h100", { gpu: "H100" });
+        const seed = new Resource(stack, "seed", {});
+        new ApiToken(stack, "t", { name: `n-${seed.id}`, description: `${seed.id}`, previousNames: [`o-${seed.id}`] });
+      }),
+    );
+    expect(planned).toHaveLength(1);
+    expect(lookupsOf(planned[0].query)).toEqual(["flavors"]);
+    expect(JSON.stringify(planned[0].query)).not.toContain("${null_resource");
+  });
+
+  test("a token whose baseUrl is an expression, declared after the lookups: the literal lookups get one read of their own", () => {
     const planned = plannedReads(
       reads((stack) => {
         new Flavors(stack, "h100", { gpu: "H100" });
         new FlavorPreference(stack, "pick", { choices: [{ gpu: "H100" }] });
         const seed = new Resource(stack, "seed", {});
-        new ApiToken(stack, "t", { name: `n-${seed.id}` });
+        new ApiToken(stack, "t", { name: "n", baseUrl: `https://${seed.id}.example` });
       }),
     );
     expect(planned).toHaveLength(2);
@@ -108,13 +121,27 @@ describe("the ledger output", () => {
     expect(() => Testing.synth(ours, true)).not.toThrow();
   });
 
-  test("a computed name reaches the roster through the plan-time read's query, not the token's write", () => {
+  test("a computed name reaches the roster through the stack read's `given` local, not the token's write", () => {
     const stack = new TerraformStack(Testing.app(), "s");
     new ApiToken(stack, "t", { name: new TerraformVariable(stack, "n", { type: "string" }).stringValue });
     const json = JSON.parse(Testing.synth(stack));
     const input = json.resource.terraform_data.gpucloud_token_roster.input as string;
-    expect(input).toMatch(/data\.external\.gpucloud-stack-read_\w+\.query\["t0\.name"\]/);
+    expect(input).toMatch(/local\.gpucloud-stack-read_given_\w+\["s\/t"\]\.n/);
     expect(input).not.toContain("null_resource");
+  });
+
+  test("the ledger keeps the name and description digest a token known by its ledger entry is given, over its read's", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    new ApiToken(stack, "t", { name: new TerraformVariable(stack, "n", { type: "string" }).stringValue, description: "d" });
+    new ApiToken(stack, "u", { name: "u" });
+    const json = JSON.parse(Testing.synth(stack));
+    const given = Object.keys(json.locals).find((k) => k.includes("_given_"))!;
+    const merged = Object.keys(json.locals).find((k) => k.includes("_ledger-tokens_"))!;
+    expect(json.locals[given]).toEqual({ "s/t": { n: "${var.n}", d: "d", p: [] } });
+    expect(json.output.gpucloud_token_ledger.value).toContain(
+      `t = merge(local.${merged}, {for p, g in local.${given} : p => [g.n, local.${merged}[p][1], local.${merged}[p][2], ` +
+        `try(substr(sha256(g.d), 0, 16), "")] if contains(keys(local.${merged}), p)})`,
+    );
   });
 
   test("without a clash, the ledger is the one output of its name, with its format version", () => {

@@ -20,10 +20,10 @@ describe("the stack's token roster (synthesis)", () => {
     expect(roster.count).toBe(1);
     expect(roster.triggers_replace).toEqual(["s/a", "s/b", "s/c"]);
     // JSON text (a string, so that the state holds no object type beside it), sorted by path. Literal text
-    // stays literal; a name that is an expression is interpolated, its value the plan-time read's query item, so
+    // stays literal; a name that is an expression is interpolated, its value the stack read's `given` local, so
     // that a full apply creates the roster whatever becomes of the tokens' writes (a first apply that failed).
     // No ids: the roster refers to no token's attributes, so a new or drifted token leaves its input known.
-    const name = /\$\{jsonencode\(data\.external\.gpucloud-stack-read_\w+\.query\["t2\.name"\]\)\}/;
+    const name = /\$\{jsonencode\(local\.gpucloud-stack-read_given_\w+\["s\/c"\]\.n\)\}/;
     expect(roster.input).toMatch(name);
     expect(roster.input).toContain('"a-$${x}"');
     expect(JSON.parse(roster.input.replace(name, '"<c>"').replace(/\$\$\{/g, "${"))).toEqual({

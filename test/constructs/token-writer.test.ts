@@ -89,7 +89,7 @@ describe("TokenWriter (synthesis)", () => {
     expect(writer.count).toBeUndefined();
   });
 
-  test("names and descriptions given as Terraform expressions reach the writer through PLANNED as n and d", () => {
+  test("names and descriptions given as Terraform expressions reach the writer through PLANNED as n and d, with the previous names as p", () => {
     const json = synth((stack) => {
       const suffix = new TerraformVariable(stack, "suffix", { type: "string" });
       const seed = new Resource(stack, "seed", {});
@@ -99,15 +99,19 @@ describe("TokenWriter (synthesis)", () => {
     });
     const writer = json.resource.null_resource.gpucloud_token_writer;
     const observed = Object.keys(json.locals).find((k) => k.includes("_observed_"))!;
-    const read = Object.keys(json.data.external).find((k) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))!;
+    const given = Object.keys(json.locals).find((k) => k.includes("_given_"))!;
     const environment = environmentOf(writer);
     expect(Object.keys(environment).filter((k) => k.startsWith("GPUCLOUD_WRITER_PLANNED_"))).toEqual(["GPUCLOUD_WRITER_PLANNED_0"]);
-    // The value as Terraform resolved it, from the plan-time read's query item: the same value the read looked up.
+    // The values as Terraform resolves them, from the stack's `given` local; literal ones stay in the inputs file.
     expect(plannedItems(environment.GPUCLOUD_WRITER_PLANNED_0)).toEqual([
       `"s/lit" = {i = local.${observed}["t0.id"]}`,
-      `"s/expr" = {i = local.${observed}["t1.id"], n = data.external.${read}.query["t1.name"], d = data.external.${read}.query["t1.description"]}`,
-      `"s/half" = {i = local.${observed}["t2.id"], n = data.external.${read}.query["t2.name"]}`,
+      `"s/expr" = {i = local.${observed}["t1.id"], n = local.${given}["s/expr"].n, d = local.${given}["s/expr"].d, p = local.${given}["s/expr"].p}`,
+      `"s/half" = {i = local.${observed}["t2.id"], n = local.${given}["s/half"].n, p = local.${given}["s/half"].p}`,
     ]);
+    expect(json.locals[given]).toEqual({
+      "s/expr": { n: "ci-${var.suffix}", d: "made by ${null_resource.seed.id}", p: [] },
+      "s/half": { n: "half-${var.suffix}", d: null, p: [] },
+    });
     // The plan still names them: the triggers hold the expressions.
     expect(writer.triggers["s/expr.name"]).toBe("ci-${var.suffix}");
     expect(writer.triggers["s/expr.description"]).toBe("made by ${null_resource.seed.id}");

@@ -16,6 +16,7 @@ import { accountSwitch as switchOn, pinError, removedTokenWarnings as removedOn 
 import { readLastApply } from "../../src/runtime/reads/last-apply";
 import type { ManagedToken } from "../../src/runtime/reads/stack-query";
 import { stackRead } from "../../src/runtime/reads/stack-read";
+import { descriptionDigest } from "../../src/runtime/reads/token-observation";
 import type { RuntimeContext } from "../../src/shared/context";
 import { createOutput, Redactor } from "../../src/shared/output";
 import { NO_STATE_SCRIPT, standInTerraform } from "../support/fake-terraform";
@@ -47,6 +48,7 @@ const managed = (name: string, over: Partial<ManagedToken> = {}): ManagedToken =
   previousNames: [],
   valueInState: true,
   ...over,
+  byLedger: over.byLedger ?? false,
 });
 
 describe("the ledger", () => {
@@ -326,6 +328,18 @@ describe("the account checks", () => {
       ),
     ]);
   });
+
+  test("a removed token another ApiToken of its account may adopt (its name an expression, no entry of its own): the warning says so", () => {
+    const tokens = new Map<string, LedgerToken>([["s/old", { name: "old", id: "tok_old", account: ALICE, description: "" }]]);
+    const now = [managed("", { path: "s/new", byLedger: true })];
+    const listed = [{ id: "tok_old", name: "old", token: "", created_at: 1 }];
+    expect(removedTokenWarnings(tokens, now, () => listed)).toEqual([
+      expect.stringContaining(
+        'API token "old" (id tok_old) on user alice at https://a.example (account GPUCLOUD_*) stays ACTIVE, unless the ApiToken "s/new" has ' +
+          'that name (given as an expression, known only at apply): the ApiToken "s/old" is no longer in the stack',
+      ),
+    ]);
+  });
 });
 
 describe("the plan-time read and the state's ledger", () => {
@@ -360,6 +374,23 @@ describe("the plan-time read and the state's ledger", () => {
   };
   const here = () => ({ prefix: "GPUCLOUD_", api: api.url.replace(/\/+$/, ""), identity: `user ${USER.username}` });
   const stateWith = (ledger: ReadonlyMap<string, LedgerToken>) => standInTerraform(`echo '${JSON.stringify(encodeLedger(ledger))}'`);
+
+  test("a token whose name is an expression (by_ledger): the ledger's id whatever its name now, its marker from the ledger", async () => {
+    const token = api.addToken({ name: "by-ledger", description: "d" });
+    const entry = { name: "by-ledger", id: token.id, account: here(), description: descriptionDigest("d") };
+    const query = { "t0.by_ledger": "true", "t0.path": "s/t" };
+    const inSync = await plan(query, stateWith(new Map([["s/t", entry]])));
+    expect(inSync.result).toMatchObject({ "t0.id": token.id, "t0.in_sync": "true", "t0.token": token.token });
+    // The read keeps the entry; the ledger output puts the configured name and digest over it.
+    expect(decodeLedger(inSync.result.ledger)?.get("s/t")).toEqual(entry);
+    // The description changed in the console: drift, the same id.
+    const drifted = await plan(query, stateWith(new Map([["s/t", { ...entry, description: descriptionDigest("other") }]])));
+    expect(drifted.result).toMatchObject({ "t0.id": token.id, "t0.in_sync": "false" });
+    // No entry: nothing known at plan, whatever tokens the account has; the writer finds it by name.
+    const fresh = await plan(query, stateWith(new Map()));
+    expect(fresh.result).toMatchObject({ "t0.id": "", "t0.in_sync": "false" });
+    expect(fresh.result["t0.reason"]).toContain("its name is an expression");
+  });
 
   test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {
     const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here(), description: "" }]]);

@@ -22,6 +22,7 @@ interface Wanted {
   readonly name: string;
   readonly description?: string;
   readonly plannedId?: string;
+  readonly previousNames?: readonly string[];
 }
 
 describe("token writer", () => {
@@ -52,7 +53,9 @@ describe("token writer", () => {
     folders.push(cwd);
     const inputs: WriterInputs = { v: 1, tokens: Object.fromEntries(tokens.map((t) => [t.path, [t.name, t.description ?? null]])) };
     writeFileSync(path.join(cwd, "inputs.json"), JSON.stringify(inputs));
-    const planned: WriterPlanned = Object.fromEntries(tokens.map((t) => [t.path, { i: t.plannedId ?? "" }]));
+    const planned: WriterPlanned = Object.fromEntries(
+      tokens.map((t) => [t.path, { i: t.plannedId ?? "", ...(t.previousNames ? { p: t.previousNames } : {}) }]),
+    );
     const lines: string[] = [];
     const env = { ...baseEnv(), ...opts.env };
     const ticket = encodeRunTicket({
@@ -100,6 +103,25 @@ describe("token writer", () => {
     );
     expect(emulator.stats().logins).toBe(1);
     expect(emulator.stats().tokenWrites).toBe(2);
+  });
+
+  test("two tokens given one name by expressions are both refused, naming each other; one token adopted is no other's", async () => {
+    const old = emulator.addToken({ name: "w9-old" });
+    emulator.resetStats();
+    const failure = await write([
+      { path: "s/a", name: "w9-same" },
+      { path: "s/b", name: "W9-same " },
+      { path: "s/c", name: "w9-c", previousNames: ["w9-old"] },
+      { path: "s/d", name: "w9-d", previousNames: ["w9-old"] },
+    ]).catch((err: Error & { log: string[] }) => err);
+    expect(failure).toBeInstanceOf(Error);
+    const message = (failure as Error).message;
+    expect(message).toContain('s/a ("w9-same"): the ApiToken s/b has this name too (given as expressions)');
+    expect(message).toContain('s/b ("W9-same "): the ApiToken s/a has this name too');
+    expect(named("w9-same")).toEqual([]);
+    // s/c renames the token of its previous name; s/d, whose previous name it was too, gets a token of its own.
+    expect(named("w9-c")).toEqual([expect.objectContaining({ id: old.id })]);
+    expect(named("w9-d")).toEqual([expect.not.objectContaining({ id: old.id })]);
   });
 
   test("tokens as configured are not written, nor counted", async () => {
@@ -281,6 +303,21 @@ describe("decideWrite", () => {
 
   test("no token of the name and no planned id: a create", () => {
     expect(decideWrite({ path: "p", name: "new", plannedId: "" }, new TokenIndex([token("t1", "ci")]))).toEqual({ kind: "create" });
+  });
+
+  test("previous names (a token whose names are expressions): the first that names an unclaimed token is renamed; else a create", () => {
+    const tokens = new TokenIndex([token("t1", "older"), token("t2", "old")]);
+    const wanted = { path: "p", name: "new", plannedId: "", previousNames: ["gone", "old", "older"] };
+    expect(decideWrite(wanted, tokens)).toMatchObject({
+      kind: "update",
+      token: { id: "t2" },
+      adopted: true,
+      changes: ['renamed "old" to "new"'],
+    });
+    expect(decideWrite(wanted, tokens, new Set(["t2"]))).toMatchObject({ kind: "update", token: { id: "t1" } });
+    expect(decideWrite(wanted, tokens, new Set(["t1", "t2"]))).toEqual({ kind: "create" });
+    // The name itself comes first.
+    expect(decideWrite({ ...wanted, name: "older" }, tokens)).toMatchObject({ kind: "none", token: { id: "t1" } });
   });
 });
 

@@ -1,8 +1,8 @@
 /**
- * previousNames taken from Terraform expressions (here variables) under real Terraform: the
- * plan-time read receives each as one query item that Terraform encodes, and resolves it to the id
- * the writer renames, so a name holding `"` or `\` is one previous name, never broken JSON and
- * never an extra name nobody wrote.
+ * previousNames taken from Terraform expressions (here variables) under real Terraform: the writer
+ * receives them as one JSON list that Terraform encodes and renames the token the first one names,
+ * so a name holding `"` or `\` is one previous name, never broken JSON and never an extra name
+ * nobody wrote.
  */
 import { TerraformVariable } from "cdktf";
 
@@ -43,7 +43,8 @@ describeWithTerraform("ApiToken previousNames from variables, under real Terrafo
     const tf = await deploy("backslash", "back\\slash", "backslash-new");
     const apply = await tf.apply();
     expect(apply.exitCode).toBe(0);
-    // The plan found the token by its previous name; the writer renamed that id.
+    // A previous name given as an expression: the plan-time read knows the token by its ledger entry alone (none
+    // yet), and the writer finds the token by that previous name and renames it.
     expect(oneLine(apply.stdout)).toContain(
       `API token "back\\slash" (id ${old.id}) for backslash/token: renamed "back\\slash" to "backslash-new"`,
     );

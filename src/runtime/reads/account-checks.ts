@@ -119,6 +119,8 @@ export function removedTokenWarnings(
   const prefixOf = (m: ManagedToken) => m.envPrefix ?? DEFAULT_ENV_PREFIX;
   const byPath = new Map(managed.map((m) => [m.path, m]));
   const names = new Set(managed.flatMap((m) => [m.name, ...m.previousNames].map((name) => `${prefixOf(m)} ${foldTokenName(name)}`)));
+  // ApiTokens whose name is an expression the read is not given, without an entry of their own: one may adopt the token.
+  const namedAtApply = managed.filter((m) => m.byLedger && !ledger.has(m.path));
   const lines: string[] = [];
   for (const [path, token] of ledger) {
     const now = byPath.get(path);
@@ -131,8 +133,13 @@ export function removedTokenWarnings(
       continue;
     const listed = listedOn(token.account);
     if (listed !== undefined && listed.byId(token.id) === undefined) continue;
-    const unless = listed === undefined ? ", unless it was revoked since" : "";
+    let unless = listed === undefined ? ", unless it was revoked since" : "";
     const why = movedTo === undefined ? "is no longer in the stack" : `moved to the account ${movedTo}*`;
+    const adopters = namedAtApply.filter((m) => prefixOf(m) === token.account.prefix).map((m) => `"${m.path || m.key}"`);
+    if (adopters.length > 0) {
+      const which = adopters.length === 1 ? `the ApiToken ${adopters[0]} has` : `one of the ApiTokens ${adopters.join(", ")} has`;
+      unless += `, unless ${which} that name (given as an expression, known only at apply)`;
+    }
     lines.push(
       `API token "${token.name}" (id ${token.id}) on ${accountLabel(token.account)} (account ${token.account.prefix}*) stays ACTIVE${unless}: ` +
         `the ApiToken "${path}" ${why}, and the GPU cloud API has no delete operation. Revoke it in the cloud console ` +

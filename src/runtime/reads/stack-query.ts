@@ -20,6 +20,11 @@ export interface ManagedToken extends StackReadToken {
   readonly slot: string;
   /** The construct's path, for messages ("" when the query does not give it). */
   readonly path: string;
+  /**
+   * Known by its ledger entry alone (StackReadQueryField.BY_LEDGER): its name, description and previous
+   * names are expressions the plan-time read is not given (name "", no description, no previous names).
+   */
+  readonly byLedger: boolean;
 }
 
 /** What the last apply managed for one ApiToken: its token, and the account it managed it on when known. */
@@ -68,10 +73,12 @@ function parseToken(slot: string, entry: ReadonlyMap<string, string>): ManagedTo
     .map(([index, value]) => requireName(value, `query.${slot}.previous.${index}`));
   const baseUrl = entry.get(StackReadQueryField.BASE_URL);
   const envPrefix = entry.get(StackReadQueryField.ENV_PREFIX);
+  const byLedger = entry.get(StackReadQueryField.BY_LEDGER) === "true";
   return {
     slot,
     key: entry.get(StackReadQueryField.KEY) || slot,
-    name: requireName(entry.get(StackReadQueryField.NAME), `query.${slot}.name`),
+    name: byLedger ? "" : requireName(entry.get(StackReadQueryField.NAME), `query.${slot}.name`),
+    byLedger,
     description: entry.get(StackReadQueryField.DESCRIPTION),
     previousNames: previous,
     baseUrl: baseUrl ? baseUrl : undefined,

@@ -110,7 +110,9 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
           // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
           // another, but only on this account: one moving away leaves its old account's entry behind.
           const kept = ledgerEntry(m);
-          if (id !== "") ledger.set(m.path, { name: m.name, id, account: recorded, description: descriptionDigest(m.description) });
+          // A token known by its ledger entry keeps the entry's name and digest here; the ledger output puts the configured ones over them.
+          if (id !== "" && m.byLedger && kept !== undefined) ledger.set(m.path, { ...kept, id, account: recorded });
+          else if (id !== "") ledger.set(m.path, { name: m.name, id, account: recorded, description: descriptionDigest(m.description) });
           else if (kept !== undefined && sameLedgerAccount(kept.account, recorded)) ledger.set(m.path, kept);
         }
       },
@@ -165,7 +167,8 @@ function unconfiguredByName(ledger: ReadonlyMap<string, LedgerToken>, tokens: re
 
 /**
  * The ledger's entry for `m`: under its construct path, else (a construct moved in the code) the
- * entry of a path no longer configured whose token has `m`'s name or a previous name, on its account.
+ * entry of a path no longer configured whose token has `m`'s name or a previous name, on its account
+ * (not for a token whose name is an expression: the read does not know it).
  */
 function ledgerEntryOf(
   m: ManagedToken,
@@ -173,7 +176,7 @@ function ledgerEntryOf(
   unconfigured: ReadonlyMap<string, LedgerToken>,
 ): LedgerToken | undefined {
   const byPath = ledger.get(m.path);
-  if (byPath !== undefined) return byPath;
+  if (byPath !== undefined || m.byLedger) return byPath;
   const prefix = m.envPrefix ?? DEFAULT_ENV_PREFIX;
   for (const name of [m.name, ...m.previousNames]) {
     const entry = unconfigured.get(nameKey(prefix, name));

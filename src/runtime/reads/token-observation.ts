@@ -135,6 +135,7 @@ export function observeToken(
   warn: (line: string) => void,
   log: (line: string) => void,
 ): Observation {
+  if (m.byLedger) return observeByLedger(m, tokens, last);
   const named = tokensNamed(tokens, m.name, last?.id);
   const { token, inSync, reason, taken } = resolve(m, tokens, named, last, log);
   if (taken === undefined) for (const line of warningsFor(m, tokens, named, last)) warn(line);
@@ -144,19 +145,38 @@ export function observeToken(
         `already has that name. Rename or revoke that token in the console, or choose another name.`,
     );
   }
+  return {
+    fields: resultFields(m, token, asLastApplied(last, tokens) ?? inSync, reason),
+    id: token?.id ?? "",
+    named: named.matches.length > 0,
+  };
+}
+
+/** A token's result fields, keyed by its slot: the attributes of the token it designates (if any), its marker and why. */
+function resultFields(m: ManagedToken, token: TokenView | undefined, inSync: boolean, reason: string): Record<string, string> {
   const fields: Record<string, string> = {
     ...(token ? tokenAttributes(token) : NO_TOKEN_ATTRIBUTES),
     // The data source's result is stored in the state and in plan files; this token's value is
     // read through its ephemeral value instead.
     ...(m.valueInState ? {} : { [StackReadResultField.TOKEN]: "" }),
-    [StackReadResultField.IN_SYNC]: (asLastApplied(last, tokens) ?? inSync) ? "true" : "false",
+    [StackReadResultField.IN_SYNC]: inSync ? "true" : "false",
     [StackReadResultField.REASON]: reason,
   };
-  return {
-    fields: Object.fromEntries(Object.entries(fields).map(([field, value]) => [stackReadKey(m.slot, field), value])),
-    id: token?.id ?? "",
-    named: named.matches.length > 0,
-  };
+  return Object.fromEntries(Object.entries(fields).map(([field, value]) => [stackReadKey(m.slot, field), value]));
+}
+
+/**
+ * A token the plan-time read knows by its ledger entry alone (its name is an expression, see
+ * ManagedToken.byLedger): the last apply's token by id, whatever its name now (the writer renames it to
+ * the configured name), its drift marker from the ledger; without one, no token: the writer finds it
+ * by name at apply, and the read after the writes reads it.
+ */
+function observeByLedger(m: ManagedToken, tokens: TokenIndex, last: LastManaged | undefined): Observation {
+  const token = last === undefined || last.id === "" ? undefined : tokens.byId(last.id);
+  const reason = token
+    ? `the token the last apply managed for this ApiToken (id ${token.id}); its name is an expression, written at apply`
+    : "its name is an expression: the apply finds the token by that name, or creates it";
+  return { fields: resultFields(m, token, asLastApplied(last, tokens) === true, reason), id: token?.id ?? "", named: token !== undefined };
 }
 
 /** The tokens that `wanted` resolve to in `tokens`, knowing nothing of the last apply (the read after the writes). */

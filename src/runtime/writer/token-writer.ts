@@ -58,8 +58,17 @@ class WriterRun {
     const claimed = new Set(this.wanted.map((w) => w.plannedId).filter((id) => id !== ""));
     const creates: WantedToken[] = [];
     const updates: (() => Promise<void>)[] = [];
+    const shared = sharedNames(this.wanted);
     for (const w of this.wanted) {
+      const others = shared.get(w);
+      if (others !== undefined) {
+        const who = others.length === 1 ? `the ApiToken ${others[0]} has` : `the ApiTokens ${others.join(", ")} have`;
+        this.fail(w, `${who} this name too (given as expressions); give each ApiToken its own name`);
+        continue;
+      }
       const decision = decideWrite(w, latest.tokens, claimed);
+      // A token adopted here is this construct's alone: another one of this apply renames or adopts another.
+      if (decision.kind === "update" || decision.kind === "none") claimed.add(decision.token.id);
       if (decision.kind === "create") creates.push(w);
       else if (decision.kind === "none" && !decision.adopted) this.outcomes.set(w.path, { ok: true });
       else updates.push(() => this.carryOut(client, w, decision, latest));
@@ -156,6 +165,28 @@ class WriterRun {
         `The next plan shows each of them; apply again once the cause is mended.`,
     );
   }
+}
+
+/**
+ * The tokens whose name another token of the writer has too (after trimming and case-folding), each
+ * with the other paths: synthesis refuses literal names that collide, only expressions reach here.
+ */
+function sharedNames(wanted: readonly WantedToken[]): Map<WantedToken, string[]> {
+  const byName = new Map<string, WantedToken[]>();
+  for (const w of wanted) {
+    const key = foldTokenName(w.name);
+    byName.set(key, [...(byName.get(key) ?? []), w]);
+  }
+  const shared = new Map<WantedToken, string[]>();
+  for (const group of byName.values()) {
+    if (group.length < 2) continue;
+    for (const w of group)
+      shared.set(
+        w,
+        group.filter((o) => o !== w).map((o) => o.path),
+      );
+  }
+  return shared;
 }
 
 /** Runs `tasks` with at most `limit` at once. */

@@ -15,6 +15,11 @@ export interface WantedToken {
    * id, and a rename (previousNames, or the ledger's token under its old name) is an update of it.
    */
   readonly plannedId: string;
+  /**
+   * Only for a token the plan-time read knew by its ledger entry alone (its names are expressions):
+   * without a planned id and a token of its name, the first of these that names a token is renamed.
+   */
+  readonly previousNames?: readonly string[];
 }
 
 /** What the writer does for one token, decided from the tokens listed right before. */
@@ -31,7 +36,8 @@ export type WriteDecision =
 /**
  * The decision for one token among `tokens` (the account's tokens as listed right before): the
  * plan's token by id when the plan found one, else the token its name designates (the oldest, or
- * the exact spelling before one equal only after trimming and case-folding), else a create.
+ * the exact spelling before one equal only after trimming and case-folding), else the token of its
+ * first previous name that has one (previousNames), else a create.
  */
 export function decideWrite(wanted: WantedToken, tokens: TokenIndex, claimed: ReadonlySet<string> = new Set()): WriteDecision {
   if (wanted.plannedId !== "") {
@@ -67,7 +73,12 @@ export function decideWrite(wanted: WantedToken, tokens: TokenIndex, claimed: Re
         `(ids ${matches.map((t) => t.id).join(", ")}); revoke or rename all but one in the console`,
     };
   }
-  return matches.length === 0 ? { kind: "create" } : outcome(wanted, matches[0], true);
+  if (matches.length > 0) return outcome(wanted, matches[0], true);
+  for (const previous of wanted.previousNames ?? []) {
+    const renamed = tokensNamed(tokens, previous).matches.find((t) => !claimed.has(t.id));
+    if (renamed !== undefined) return outcome(wanted, renamed, true);
+  }
+  return { kind: "create" };
 }
 
 function outcome(wanted: WantedToken, token: TokenView, adopted: boolean): WriteDecision {

@@ -37,6 +37,9 @@ export function readWriterInput(env: NodeJS.ProcessEnv, cwd: string): WriterInpu
       name: requireName(given, `the name of ${tokenPath}`),
       ...(wantedDescription !== undefined ? { description: wantedDescription } : {}),
       plannedId: plan.i ?? "",
+      ...(plan.p !== undefined
+        ? { previousNames: plan.p.map((previous, i) => requireName(previous, `previous name ${i} of ${tokenPath}`)) }
+        : {}),
     };
   });
   const prefix = env[WriterEnv.ENV_PREFIX];
