@@ -29,6 +29,12 @@
  *   (1 login + ceil((M+K)/50) list pages + K creates, and its time at 20 requests/s) and Terraform's
  *   (K provisioner-less null_resources and one whose create-time provisioner runs `node -e 0`).
  *
+ * - `--cpu=K1,K2:M1,M2`: the CPU time (user + system, measured by GNU time around each `node` Terraform
+ *   starts) of the plan-time read, the writer and the read after the writes, in a first apply of K1 and
+ *   K2 tokens on accounts of M1 and M2 others, no rate limit; and per account, the writer's and the
+ *   read after the writes' CPU per token ((CPU at K2 - CPU at K1) / (K2 - K1)), which should not grow
+ *   with the account (the walk's own cost does, and cancels out).
+ *
  * The floor of an apply is as many null_resources whose create-time and destroy-time
  * provisioners run `node -e 0`, and one trivial data "external"; its update changes every
  * resource's triggers (a replacement: both provisioners run, as for the library's update).
@@ -63,6 +69,7 @@ import {
   writeTerraformJson,
 } from "../../test/support/terraform";
 import { arg, flag, median, numbers } from "./args";
+import { cpuShimUnavailable, installCpuShim, type ScriptCpu, scriptCpuTimes } from "./cpu-shim";
 
 const USER = { username: "scale-bot", password: "scale-password-72c0" };
 const STACK = "scale";
@@ -399,6 +406,9 @@ async function main(): Promise<void> {
       }
     }
 
+    const cpu = arg("cpu");
+    if (cpu !== undefined) await cpuPerToken(cpu, { root, doubles, baseEnv, maxPageSize, runs });
+
     if (flag("rate-limited")) {
       // As in issue 24: 300 other tokens, 20 requests/s and 10 logins/min per user, no latency.
       const rateLimit = { requestsPerSecond: 20, loginsPerMinute: 10 };
@@ -431,6 +441,72 @@ async function main(): Promise<void> {
     await doubles.stop();
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * `--cpu=K1,K2:M1,M2`: the scripts' CPU time in first applies of K1 and K2 tokens on accounts of M1 and
+ * M2 others (medians over `runs`), and per account the writer's and the read after the writes' CPU per token.
+ */
+async function cpuPerToken(
+  spec: string,
+  opts: { root: string; doubles: ProviderDoubles; baseEnv: NodeJS.ProcessEnv; maxPageSize: number; runs: number },
+): Promise<void> {
+  const unavailable = cpuShimUnavailable();
+  if (unavailable !== undefined) {
+    console.log(`\nscripts' CPU per token: skipped, ${unavailable}`);
+    return;
+  }
+  const [ks, ms] = spec.split(":").map((list) => list.split(",").map(Number));
+  const realNode = execFileSync("sh", ["-c", "command -v node"], { env: opts.baseEnv, encoding: "utf8" }).trim();
+  const shimDir = mkdtempSync(path.join(opts.root, "cpu-shim-"));
+  const stacks = new Map(ks.map((k) => [k, libraryStack(path.join(opts.root, `cpu-${k}`), k, "first", false)]));
+  for (const dir of stacks.values()) await new TerraformRunner(dir, { doubles: opts.doubles, env: opts.baseEnv }).init({ check: true });
+  /** Per script: its CPU ms in one apply (the plan-time read ends first, the read after the writes last). */
+  const measure = async (k: number, m: number): Promise<{ read: number; writer: number; afterWrite: number }> => {
+    const samples: { read: number; writer: number; afterWrite: number }[] = [];
+    for (let r = 0; r < opts.runs; r++) {
+      const emulator = await emulatorFor({ latencyMs: 0, others: m, maxPageSize: opts.maxPageSize });
+      const log = path.join(shimDir, `cpu-${k}-${m}-${r}.log`);
+      try {
+        const dir = stacks.get(k)!;
+        freshState(dir);
+        const env = {
+          ...opts.baseEnv,
+          GPUCLOUD_BASE_URL: emulator.url,
+          PATH: installCpuShim(shimDir, realNode, log, opts.baseEnv.PATH ?? ""),
+        };
+        await new TerraformRunner(dir, { doubles: opts.doubles, env, timeoutMs: 900_000 }).apply({ check: true });
+      } finally {
+        await emulator.close();
+      }
+      const reads = scriptCpuTimes(log).filter((t: ScriptCpu) => t.command === "stack-read");
+      const writers = scriptCpuTimes(log).filter((t: ScriptCpu) => t.command === "token-writer");
+      if (reads.length !== 2 || writers.length !== 1) throw new Error(`expected 2 reads and 1 writer in ${log}`);
+      samples.push({ read: reads[0].cpuMs, writer: writers[0].cpuMs, afterWrite: reads[1].cpuMs });
+    }
+    return {
+      read: median(samples.map((s) => s.read)),
+      writer: median(samples.map((s) => s.writer)),
+      afterWrite: median(samples.map((s) => s.afterWrite)),
+    };
+  };
+  console.log("\n| other tokens | tokens created | plan-time read CPU | writer CPU | read after the writes CPU |\n|---|---|---|---|---|");
+  const perToken: string[] = [];
+  for (const m of ms) {
+    const at = new Map<number, { read: number; writer: number; afterWrite: number }>();
+    for (const k of ks) {
+      const cpu = await measure(k, m);
+      at.set(k, cpu);
+      console.log(`| ${m} | ${k} | ${cpu.read} ms | ${cpu.writer} ms | ${cpu.afterWrite} ms |`);
+    }
+    const [lo, hi] = [at.get(ks[0])!, at.get(ks[ks.length - 1])!];
+    const span = ks[ks.length - 1] - ks[0];
+    perToken.push(
+      `on ${m} others: writer ${((hi.writer - lo.writer) / span).toFixed(2)} ms per token, ` +
+        `read after the writes ${((hi.afterWrite - lo.afterWrite) / span).toFixed(2)} ms per token`,
+    );
+  }
+  console.log(`\nscripts' CPU per token created (between ${ks[0]} and ${ks[ks.length - 1]}): ${perToken.join("; ")}`);
 }
 
 main().catch((err) => {
