@@ -25,9 +25,19 @@ const JWT_LIKE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 const SHORT_SECRET = 6;
 const HEX = /^[0-9a-f]+$/i;
 
+/**
+ * Every secret is looked up by the text at each position of what is redacted (its first SHORT_SECRET
+ * characters), never by a pass over all secrets: the writer learns the value of every token an account
+ * lists, and redacts a line per token it writes, so a pass per secret made each line cost as much as the
+ * account is large.
+ */
 export class Redactor {
   private readonly secrets = new Set<string>();
-  private sorted: string[] | undefined = [];
+  /** Secrets of SHORT_SECRET characters or more, by their first SHORT_SECRET characters (hex ones lower-cased). */
+  private readonly byPrefix = new Map<string, string[]>();
+  private readonly hexByPrefix = new Map<string, string[]>();
+  /** Shorter secrets, replaced only as whole words. */
+  private readonly short: RegExp[] = [];
 
   constructor(secrets: Iterable<string | undefined | null> = []) {
     for (const secret of secrets) this.add(secret);
@@ -37,9 +47,16 @@ export class Redactor {
   add(secret: string | undefined | null): void {
     if (typeof secret !== "string" || secret.length === 0) return;
     for (const variant of variantsOf(secret)) {
-      if (variant.length > 0 && !this.secrets.has(variant)) {
-        this.secrets.add(variant);
-        this.sorted = undefined;
+      if (variant.length === 0 || this.secrets.has(variant)) continue;
+      this.secrets.add(variant);
+      if (variant.length < SHORT_SECRET) {
+        this.short.push(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(variant)}(?![\\p{L}\\p{N}])`, "gu"));
+      } else if (HEX.test(variant)) {
+        // Hex digests (md5) are the same secret in any letter case.
+        const lower = variant.toLowerCase();
+        listIn(this.hexByPrefix, lower.slice(0, SHORT_SECRET)).push(lower);
+      } else {
+        listIn(this.byPrefix, variant.slice(0, SHORT_SECRET)).push(variant);
       }
     }
   }
@@ -50,24 +67,56 @@ export class Redactor {
   }
 
   redact(text: string): string {
-    let out = text;
-    if (this.sorted === undefined) {
-      // Longest first, so that a secret containing another is replaced whole.
-      this.sorted = [...this.secrets].sort((a, b) => b.length - a.length);
-    }
-    for (const secret of this.sorted) {
-      if (HEX.test(secret) && secret.length >= SHORT_SECRET) {
-        // hex digests (md5) are the same secret in any letter case
-        out = out.replace(new RegExp(secret, "gi"), REDACTED);
-        continue;
+    // Every character of every occurrence is hidden, overlapping ones included; each run of them becomes one REDACTED.
+    const hidden = new Uint8Array(text.length);
+    let found = false;
+    const mark = (index: Map<string, string[]>, within: string) => {
+      if (index.size === 0) return;
+      for (let i = 0; i + SHORT_SECRET <= within.length; i++) {
+        const candidates = index.get(within.slice(i, i + SHORT_SECRET));
+        if (candidates === undefined) continue;
+        for (const secret of candidates) {
+          if (!within.startsWith(secret, i)) continue;
+          hidden.fill(1, i, i + secret.length);
+          found = true;
+        }
       }
-      if (!out.includes(secret)) continue;
-      if (secret.length >= SHORT_SECRET) out = out.split(secret).join(REDACTED);
-      else out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(secret)}(?![\\p{L}\\p{N}])`, "gu"), REDACTED);
-    }
+    };
+    mark(this.byPrefix, text);
+    // ASCII letters only, so that every index stays where it was.
+    if (this.hexByPrefix.size > 0)
+      mark(
+        this.hexByPrefix,
+        text.replace(/[A-F]/g, (c) => c.toLowerCase()),
+      );
+    let out = found ? replaceHidden(text, hidden) : text;
+    for (const pattern of this.short) out = out.replace(pattern, REDACTED);
     out = out.replace(BEARER, `$1${REDACTED}`).replace(JWT_LIKE, REDACTED);
     return redactUrlSecrets(out);
   }
+}
+
+function listIn(map: Map<string, string[]>, key: string): string[] {
+  let list = map.get(key);
+  if (list === undefined) map.set(key, (list = []));
+  return list;
+}
+
+/** `text` with each run of hidden characters replaced by one REDACTED. */
+function replaceHidden(text: string, hidden: Uint8Array): string {
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    if (hidden[i] === 0) {
+      const start = i;
+      while (i < text.length && hidden[i] === 0) i++;
+      out += text.slice(start, i);
+    } else {
+      while (i < text.length && hidden[i] === 1) i++;
+      out += REDACTED;
+    }
+  }
+  return out;
 }
 
 /** Credentials a URL may carry, whoever's they are: user information, and query parameters named as secrets. */

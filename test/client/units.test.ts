@@ -46,6 +46,21 @@ describe("Redactor", () => {
     expect(r.redact("x secret-one-and-more y")).toBe("x [redacted] y");
   });
 
+  it("hides every character of overlapping secrets, as one run", () => {
+    const r = new Redactor();
+    r.add("abcdef-1234");
+    r.add("1234-ghijkl");
+    expect(r.redact("x abcdef-1234-ghijkl y abcdef-1234 z")).toBe("x [redacted] y [redacted] z");
+  });
+
+  it("finds one secret among 20,000 others, and a hex one in any case", () => {
+    const r = new Redactor();
+    for (let i = 0; i < 20_000; i++) r.add(`token-value-${i}-${"x".repeat(20)}`);
+    r.add("0123456789abcdef0123456789abcdef");
+    const text = `created token-value-19999-${"x".repeat(20)} and 0123456789ABCDEF0123456789ABCDEF, not token-value-x`;
+    expect(r.redact(text)).toBe("created [redacted] and [redacted], not token-value-x");
+  });
+
   it("builds short sanitized snippets, redacting before cutting", () => {
     const r = new Redactor();
     r.add("0123456789-secret");
