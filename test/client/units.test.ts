@@ -44,6 +44,10 @@ describe("Redactor", () => {
     r.add("secret-one");
     r.add("secret-one-and-more");
     expect(r.redact("x secret-one-and-more y")).toBe("x [redacted] y");
+    // Short ones too, whatever the order they came in.
+    r.add("q.1");
+    r.add("q.1.z");
+    expect(r.redact("pw q.1.z end")).toBe("pw [redacted] end");
   });
 
   it("hides every character of overlapping secrets, as one run", () => {
