@@ -105,19 +105,26 @@ describe("token writer", () => {
     expect(emulator.stats().tokenWrites).toBe(2);
   });
 
-  test("two tokens given one name by expressions are both refused, naming each other; one token adopted is no other's", async () => {
+  test("names given by expressions that clash are refused, naming each other; a token adopted or created is no other's", async () => {
     const old = emulator.addToken({ name: "w9-old" });
+    emulator.addToken({ name: "w9-taken" });
     emulator.resetStats();
     const failure = await write([
       { path: "s/a", name: "w9-same" },
       { path: "s/b", name: "W9-same " },
       { path: "s/c", name: "w9-c", previousNames: ["w9-old"] },
       { path: "s/d", name: "w9-d", previousNames: ["w9-old"] },
+      { path: "s/e", name: "w9-e", previousNames: ["w9-taken"] },
+      { path: "s/f", name: "w9-taken" },
     ]).catch((err: Error & { log: string[] }) => err);
     expect(failure).toBeInstanceOf(Error);
     const message = (failure as Error).message;
-    expect(message).toContain('s/a ("w9-same"): the ApiToken s/b has this name too (given as expressions)');
+    expect(message).toContain('s/a ("w9-same"): the ApiToken s/b has this name too (names given as expressions)');
     expect(message).toContain('s/b ("W9-same "): the ApiToken s/a has this name too');
+    // A previous name that is another token's name: which token is whose would depend on their order.
+    expect(message).toContain('s/e ("w9-e"): its previous name "w9-taken" is the name of the ApiToken s/f');
+    expect(message).toContain('s/f ("w9-taken"): its name is a previous name of the ApiToken s/e');
+    expect(message).toMatch(/^4 of 6 API tokens were not written/);
     expect(named("w9-same")).toEqual([]);
     // s/c renames the token of its previous name; s/d, whose previous name it was too, gets a token of its own.
     expect(named("w9-c")).toEqual([expect.objectContaining({ id: old.id })]);

@@ -41,6 +41,11 @@ type Outcome = { readonly ok: true } | { readonly ok: false; readonly reason: st
 
 class WriterRun {
   private readonly outcomes = new Map<string, Outcome>();
+  /**
+   * The ids of tokens that are one construct's: the plan's, those adopted or created by this run. No
+   * other token of the run adopts one by its name or a previous name.
+   */
+  private readonly claimed: Set<string>;
   /** Tokens that needed a write, or a look right before one (adoptions, creates); and those done. */
   private total = 0;
   private done = 0;
@@ -51,24 +56,22 @@ class WriterRun {
     private readonly wanted: readonly WantedToken[],
   ) {
     ctx.stop?.addEventListener("abort", () => (this.stopped = true));
+    this.claimed = new Set(wanted.map((w) => w.plannedId).filter((id) => id !== ""));
   }
 
   async write(client: ApiClient): Promise<void> {
     const latest = await LatestTokens.walk(this.ctx, client);
-    const claimed = new Set(this.wanted.map((w) => w.plannedId).filter((id) => id !== ""));
     const creates: WantedToken[] = [];
     const updates: (() => Promise<void>)[] = [];
-    const shared = sharedNames(this.wanted);
+    const clashes = nameClashes(this.wanted);
     for (const w of this.wanted) {
-      const others = shared.get(w);
-      if (others !== undefined) {
-        const who = others.length === 1 ? `the ApiToken ${others[0]} has` : `the ApiTokens ${others.join(", ")} have`;
-        this.fail(w, `${who} this name too (given as expressions); give each ApiToken its own name`);
+      const clash = clashes.get(w);
+      if (clash !== undefined) {
+        this.fail(w, `${clash} (names given as expressions); give each ApiToken its own names`);
         continue;
       }
-      const decision = decideWrite(w, latest.tokens, claimed);
-      // A token adopted here is this construct's alone: another one of this apply renames or adopts another.
-      if (decision.kind === "update" || decision.kind === "none") claimed.add(decision.token.id);
+      const decision = decideWrite(w, latest.tokens, this.claimed);
+      if (decision.kind === "update" || decision.kind === "none") this.claimed.add(decision.token.id);
       if (decision.kind === "create") creates.push(w);
       else if (decision.kind === "none" && !decision.adopted) this.outcomes.set(w.path, { ok: true });
       else updates.push(() => this.carryOut(client, w, decision, latest));
@@ -89,10 +92,17 @@ class WriterRun {
         return;
       }
       await inParallel(
-        wave.map((w) => () => this.carryOut(client, w, decideWrite(w, latest.tokens, claimed), latest)),
+        wave.map((w) => () => this.carryOut(client, w, this.decideInWave(w, latest), latest)),
         CONCURRENCY,
       );
     }
+  }
+
+  /** A create's decision, taken again on the read right before its wave: a token adopted now is claimed at once. */
+  private decideInWave(w: WantedToken, latest: LatestTokens): WriteDecision {
+    const decision = decideWrite(w, latest.tokens, this.claimed);
+    if (decision.kind === "update" || decision.kind === "none") this.claimed.add(decision.token.id);
+    return decision;
   }
 
   /** One token's write (or none), reported in one line. Counted among the `total` only when it needed a look. */
@@ -102,6 +112,7 @@ class WriterRun {
       if (decision.kind === "refuse") return this.fail(w, decision.reason);
       if (decision.kind === "create") {
         const created = await client.createToken({ name: w.name, description: w.description });
+        this.claimed.add(created.id);
         this.ctx.out.addSecrets([created.token]);
         latest.record(created);
         this.checkStoredName(w, created);
@@ -168,25 +179,33 @@ class WriterRun {
 }
 
 /**
- * The tokens whose name another token of the writer has too (after trimming and case-folding), each
- * with the other paths: synthesis refuses literal names that collide, only expressions reach here.
+ * The tokens whose names clash with another token's of the writer (after trimming and case-folding): the
+ * same name, or a previous name that is another's name. Synthesis refuses literal names that clash;
+ * only expressions reach here. Each with why.
  */
-function sharedNames(wanted: readonly WantedToken[]): Map<WantedToken, string[]> {
+function nameClashes(wanted: readonly WantedToken[]): Map<WantedToken, string> {
   const byName = new Map<string, WantedToken[]>();
   for (const w of wanted) {
     const key = foldTokenName(w.name);
     byName.set(key, [...(byName.get(key) ?? []), w]);
   }
-  const shared = new Map<WantedToken, string[]>();
+  const clashes = new Map<WantedToken, string>();
   for (const group of byName.values()) {
     if (group.length < 2) continue;
-    for (const w of group)
-      shared.set(
-        w,
-        group.filter((o) => o !== w).map((o) => o.path),
-      );
+    for (const w of group) {
+      const others = group.filter((o) => o !== w).map((o) => o.path);
+      clashes.set(w, `${others.length === 1 ? `the ApiToken ${others[0]} has` : `the ApiTokens ${others.join(", ")} have`} this name too`);
+    }
   }
-  return shared;
+  for (const w of wanted) {
+    for (const previous of w.previousNames ?? []) {
+      const owner = byName.get(foldTokenName(previous))?.find((o) => o !== w);
+      if (owner === undefined) continue;
+      clashes.set(w, `its previous name "${previous}" is the name of the ApiToken ${owner.path}`);
+      clashes.set(owner, `its name is a previous name of the ApiToken ${w.path}`);
+    }
+  }
+  return clashes;
 }
 
 /** Runs `tasks` with at most `limit` at once. */
