@@ -392,6 +392,33 @@ describe("the plan-time read and the state's ledger", () => {
     expect(fresh.result["t0.reason"]).toContain("its name is an expression");
   });
 
+  test("a token two ApiTokens designate is the one's whose token the last apply managed; not when that one no longer takes it", async () => {
+    const t = api.addToken({ name: "held-x" });
+    const entry = { name: "held-x", id: t.id, account: here(), description: "" };
+    // s/b's name is now an expression (renamed away at apply); s/c is new and named as the token is now.
+    const query = { "t0.by_ledger": "true", "t0.path": "s/b", "t1.name": "held-x", "t1.path": "s/c" };
+    const { result } = await plan(query, stateWith(new Map([["s/b", entry]])));
+    expect(result).toMatchObject({ "t0.id": t.id, "t1.id": "" });
+    expect(result["t1.reason"]).toBe(`API token ${t.id} has this name, but the last apply managed it for the ApiToken "s/b"`);
+    expect(decodeLedger(result.ledger)?.has("s/c")).toBe(false);
+    // The token renamed in the console to s/c's name: s/b no longer finds it (it is created again), s/c adopts it.
+    const u = api.addToken({ name: "held-z" });
+    const renamed = { "t0.name": "held-y", "t0.path": "s/b", "t1.name": "held-z", "t1.path": "s/c" };
+    const again = await plan(renamed, stateWith(new Map([["s/b", { ...entry, id: u.id, name: "held-y" }]])));
+    expect(again.result).toMatchObject({ "t0.id": "", "t1.id": u.id });
+  });
+
+  test("a token known by its ledger entry renamed in the console while another token took its old name: the plan warns", async () => {
+    const t = api.addToken({ name: "moved-away" });
+    const other = api.addToken({ name: "back-name" });
+    const entry = { name: "back-name", id: t.id, account: here(), description: "" };
+    const { result } = await plan({ "t0.by_ledger": "true", "t0.path": "s/t" }, stateWith(new Map([["s/t", entry]])));
+    expect(result).toMatchObject({ "t0.id": t.id, "t0.in_sync": "false" });
+    expect(result.warnings).toContain(
+      `API token ${t.id}, which the last apply managed as "back-name" for s/t, is now named "moved-away", and API token ${other.id} has "back-name"`,
+    );
+  });
+
   test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {
     const ledger = new Map([["s/gone", { name: "gone", id: "tok_gone", account: here(), description: "" }]]);
     const { result } = await plan({ "t0.name": "gone", "t0.path": "s/gone" }, stateWith(ledger));

@@ -29,7 +29,7 @@ import { accountSwitch, notThePlansAccount, pinError, removedTokenWarnings, unch
 import { type LastApply, readLastApply } from "./last-apply";
 import { answerLookups, type StackLookup } from "./stack-lookups";
 import { isAccountError, isLookup, type LastManaged, type ManagedToken, parseStackQuery, ReadError, type StackQuery } from "./stack-query";
-import { descriptionDigest, observeToken, resolvedTokens } from "./token-observation";
+import { descriptionDigest, heldByAnother, observeToken, resolvedTokens } from "./token-observation";
 
 /**
  * The stack's one read of its tokens and lookups (`stack-read`): at every plan (see planTimeRead),
@@ -103,9 +103,18 @@ async function planTimeRead(ctx: RuntimeContext, query: Record<string, string>):
         if (refusal !== undefined) throw new ReadError(new Error(refusal), tokens);
         if (moving !== undefined) report.warnInPlan(moving);
         const recorded = recordedAccount(lastOf, listed, current);
-        for (const { m, last } of lastOf) {
-          // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
-          const { fields, id } = observeToken(m, listed, moving === undefined ? last : undefined, report.warnInPlan, ctx.out.warn);
+        // Moving on purpose: what the last apply managed is on the other account, nothing to compare here.
+        const observed = lastOf.map(({ m, last: recordedLast }) => {
+          const last = moving === undefined ? recordedLast : undefined;
+          return { m, last, seen: observeToken(m, listed, last, report.warnInPlan, ctx.out.warn) };
+        });
+        // A token two ApiTokens designate is the one's whose token the last apply managed (it renames it away).
+        const keeper = new Map(
+          observed.flatMap((o) => (o.seen.id !== "" && o.last?.id === o.seen.id ? [[o.seen.id, o.m.path] as const] : [])),
+        );
+        for (const { m, seen } of observed) {
+          const owner = keeper.get(seen.id);
+          const { fields, id } = owner === undefined || owner === m.path ? seen : heldByAnother(m, seen.id, owner);
           Object.assign(report.result, fields);
           // A token not found now (revoked, to be created) keeps its last entry until an apply gives it
           // another, but only on this account: one moving away leaves its old account's entry behind.

@@ -135,7 +135,7 @@ export function observeToken(
   warn: (line: string) => void,
   log: (line: string) => void,
 ): Observation {
-  if (m.byLedger) return observeByLedger(m, tokens, last);
+  if (m.byLedger) return observeByLedger(m, tokens, last, warn);
   const named = tokensNamed(tokens, m.name, last?.id);
   const { token, inSync, reason, taken } = resolve(m, tokens, named, last, log);
   if (taken === undefined) for (const line of warningsFor(m, tokens, named, last)) warn(line);
@@ -171,12 +171,34 @@ function resultFields(m: ManagedToken, token: TokenView | undefined, inSync: boo
  * the configured name), its drift marker from the ledger; without one, no token: the writer finds it
  * by name at apply, and the read after the writes reads it.
  */
-function observeByLedger(m: ManagedToken, tokens: TokenIndex, last: LastManaged | undefined): Observation {
+function observeByLedger(m: ManagedToken, tokens: TokenIndex, last: LastManaged | undefined, warn: (line: string) => void): Observation {
   const token = last === undefined || last.id === "" ? undefined : tokens.byId(last.id);
+  // Renamed in the console: the apply renames it back (to the ledger's name, unless the configuration changed it too).
+  const taken =
+    token !== undefined && last !== undefined && foldTokenName(token.name) !== foldTokenName(last.name)
+      ? tokens.foldedAs(last.name).find((t) => t.id !== token.id)
+      : undefined;
+  if (taken !== undefined && last !== undefined) {
+    warn(
+      `API token ${token?.id}, which the last apply managed as "${last.name}" for ${m.path || m.key}, is now named "${token?.name}", ` +
+        `and API token ${taken.id} has "${last.name}": the apply will not rename it back onto that name. Rename or revoke one of ` +
+        `them in the console.`,
+    );
+  }
   const reason = token
     ? `the token the last apply managed for this ApiToken (id ${token.id}); its name is an expression, written at apply`
     : "its name is an expression: the apply finds the token by that name, or creates it";
   return { fields: resultFields(m, token, asLastApplied(last, tokens) === true, reason), id: token?.id ?? "", named: token !== undefined };
+}
+
+/**
+ * A token whose name designates the token the last apply managed for another ApiToken still configured
+ * (`owner`, which renames it away, its name an expression or not): not this one's. The writer creates or
+ * adopts one for it at apply, once that rename is done.
+ */
+export function heldByAnother(m: ManagedToken, id: string, owner: string): Observation {
+  const reason = `API token ${id} has this name, but the last apply managed it for the ApiToken "${owner}"`;
+  return { fields: resultFields(m, undefined, false, reason), id: "", named: true };
 }
 
 /** The tokens that `wanted` resolve to in `tokens`, knowing nothing of the last apply (the read after the writes). */
