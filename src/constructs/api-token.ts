@@ -16,9 +16,9 @@ export interface ApiTokenProps {
   /**
    * The token's name, 1 to 50 characters, not blank. It identifies the token: the first deploy
    * adopts a token that already has this name instead of creating a second one. Changing it
-   * renames the token the last apply managed for this construct (the state keeps it). Given as a
-   * Terraform expression (a name, description or previous name), the plan knows the token by the
-   * state alone and the apply finds it by name: a value unknown at plan changes only this token's plan.
+   * renames the token the last apply managed for this construct (the state keeps it). A name (or a
+   * previous name) given as a Terraform expression is resolved at apply: the plan knows the token by
+   * the state alone, and a value unknown at plan changes only this token's plan.
    */
   readonly name: string;
   /**
@@ -100,9 +100,13 @@ export class ApiToken extends Construct implements ITerraformDependable {
     ensureNullProvider(this);
     ensureExternalProvider(this);
 
-    this.name = props.name;
+    // Terraform keeps every string in Unicode NFC, and the writer's literal inputs do not pass through it: the
+    // same text both ways, or a name written as "e" + U+0301 would never be found again as the plan's "é".
+    const name = props.name.normalize("NFC");
+    const description = props.description?.normalize("NFC");
+    const previousNames = (props.previousNames ?? []).map((previous) => previous.normalize("NFC"));
+    this.name = name;
     this.valueInState = props.valueInState ?? true;
-    const previousNames = props.previousNames ?? [];
     const key = this.node.addr;
     // Only for an account other than the default one: the default account adds nothing to the configuration.
     const envPrefix = account.envPrefixInput;
@@ -113,8 +117,8 @@ export class ApiToken extends Construct implements ITerraformDependable {
       this,
       {
         key,
-        name: props.name,
-        description: props.description,
+        name,
+        description,
         previousNames,
         baseUrl: account.baseUrl,
         envPrefix,
@@ -132,12 +136,12 @@ export class ApiToken extends Construct implements ITerraformDependable {
     // plan (timestamp() is only known at apply), which replaces the writer, and it becomes "true"
     // when applied, so the next plan finds nothing to do.
     // Props given as expressions reach the writer and the roster from the stack's `given` local (see StackRead.givenExpression).
-    const given = stackRead.knowsByLedger(key) ? (field: "n" | "d" | "p") => stackRead.givenExpression(this, field) : undefined;
+    const given = stackRead.givesProps(this) ? (field: "n" | "d" | "p") => stackRead.givenExpression(this, field) : undefined;
     writer.add(
       {
         path: this.node.path,
-        name: props.name,
-        description: props.description,
+        name,
+        description,
         idExpression: stackRead.resultField(key, StackReadResultField.ID),
         given: given && { name: given("n"), description: given("d"), previousNames: given("p") },
         inSyncExpression: `\${${inSync} ? "${IN_SYNC}" : (timestamp() == "never" ? "never" : "${IN_SYNC}")}`,
@@ -150,7 +154,7 @@ export class ApiToken extends Construct implements ITerraformDependable {
     const attributeExpression = (field: string) => stackRead.attributeExpression(key, field);
     this.idExpression = attributeExpression(StackReadResultField.ID);
     TokenRoster.of(this).add(this, {
-      name: props.name,
+      name,
       // An expression's text cannot be nested in the roster's; its value is the `given` local's item, which refers
       // to no token's write: a full apply creates the roster whatever becomes of them (see tokenWriteKind).
       nameExpression: given?.("n") ?? "",

@@ -30,13 +30,14 @@ import { TokenRoster } from "./token-roster";
 import { type TokenWriter } from "./token-writer";
 import { isKnown } from "./validation";
 
+const isComputed = (value: string | undefined): boolean => value !== undefined && !isKnown(value);
+
 /**
  * Whether the plan-time read knows a token by its ledger entry alone (StackReadQueryField.BY_LEDGER): its
- * name, description or a previous name is a Terraform expression, which may be unknown at plan.
+ * name or a previous name is a Terraform expression, which may be unknown at plan.
  */
 function isKnownByLedger(entry: StackReadToken): boolean {
-  const computed = (value: string | undefined) => value !== undefined && !isKnown(value);
-  return computed(entry.name) || computed(entry.description) || entry.previousNames.some(computed);
+  return isComputed(entry.name) || entry.previousNames.some(isComputed);
 }
 
 /** The read's construct id: the prefix of its Terraform names (data sources, locals). */
@@ -105,9 +106,10 @@ export class StackRead extends Construct {
   /** Some token's base URL is a Terraform expression (possibly unknown until apply): the read waits for it then. */
   private queryHasComputedValues = false;
   /**
-   * The props given as expressions of the tokens the plan-time read knows by their ledger entry (see
-   * StackReadQueryField.BY_LEDGER), by construct path: `n` name, `d` description (null when not managed), `p`
-   * previous names. Made by the first such token: its expressions are written once, here.
+   * The props of the tokens some of whose props are expressions the plan-time read is not given (a name or
+   * previous name: see StackReadQueryField.BY_LEDGER; or a description), by construct path: `n` name, `d`
+   * description (null when not managed), `p` previous names. Made by the first such token: its expressions
+   * are written once, here.
    */
   private given?: { readonly local: TerraformLocal; readonly ledgerTokens: TerraformLocal; readonly props: Record<string, GivenProps> };
   /** The Terraform text of the merged ledgers' tokens, for the `ledger-tokens` local of a stack with `given` props. */
@@ -312,8 +314,8 @@ export class StackRead extends Construct {
     ];
     const all = new TerraformLocal(this, "ledgers", Lazy.stringValue({ produce: () => `\${[${ledgers().join(", ")}]}` }));
     const tokens = `merge([for l in local.${all.friendlyUniqueId} : l.t]...)`;
-    // A token known by its ledger entry gets the name and description digest (descriptionDigest's: 16 hex of
-    // sha-256; try: null where the description is not managed) it is given, which its plan-time read did not know.
+    // A token with given props gets the name and description digest (descriptionDigest's: 16 hex of sha-256;
+    // try: null where the description is not managed) it is given, which its plan-time read did not know.
     const given = () => {
       if (this.given === undefined) return tokens;
       const merged = `local.${this.given.ledgerTokens.friendlyUniqueId}`;
@@ -383,6 +385,9 @@ export class StackRead extends Construct {
     this.joinGroup(entry.key, slot, writer);
     const groupQuery = this.group(entry.key).query;
     const byLedger = isKnownByLedger(entry);
+    // A description given as an expression alone leaves the token found by name: the ledger's digest of it
+    // (see addLedgerOutput) tells drift, and the writer gets it from the `given` local.
+    const givesProps = byLedger || isComputed(entry.description);
     const ask = (field: string, value: string, planTime = true) => {
       if (planTime) this.query[stackReadKey(slot, field)] = value;
       groupQuery[stackReadKey(slot, field)] = value;
@@ -396,27 +401,25 @@ export class StackRead extends Construct {
     if (!entry.valueInState) ask(StackReadQueryField.VALUE_IN_STATE, "false");
     if (entry.allowedIdentities !== undefined) ask(StackReadQueryField.PIN, terraformLiteral(JSON.stringify(entry.allowedIdentities)));
     // The names and description of a token known by its ledger entry are the reads' after the writes only (see BY_LEDGER).
-    if (byLedger) {
-      this.query[stackReadKey(slot, StackReadQueryField.BY_LEDGER)] = "true";
-      this.giveProps(owner.node.path, entry);
-    }
+    if (byLedger) this.query[stackReadKey(slot, StackReadQueryField.BY_LEDGER)] = "true";
+    if (givesProps) this.giveProps(owner.node.path, entry);
     ask(StackReadQueryField.NAME, terraformLiteral(entry.name), !byLedger);
-    if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description), !byLedger);
+    if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description), !givesProps);
     entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous), !byLedger));
   }
 
-  /** Whether the plan-time read knows the token of `key` by its ledger entry alone (see isKnownByLedger). */
-  knowsByLedger(key: string): boolean {
-    return this.query[stackReadKey(this.slot(key), StackReadQueryField.BY_LEDGER)] === "true";
+  /** Whether the token of `owner` has props given as expressions, which the `given` local holds (see givenExpression). */
+  givesProps(owner: Construct): boolean {
+    return this.given?.props[owner.node.path] !== undefined;
   }
 
   /**
-   * The Terraform expression (text) of a prop of a token known by its ledger entry, as configured: `n` its
-   * name, `d` its description, `p` its previous names (see GivenProps).
+   * The Terraform expression (text) of a prop, as configured, of a token some of whose props are expressions
+   * (the plan-time read is not given them): `n` its name, `d` its description, `p` its previous names (see GivenProps).
    */
   givenExpression(owner: Construct, field: keyof GivenProps): string {
     if (this.given?.props[owner.node.path] === undefined) {
-      throw new Error(`cdktf-gpucloud: ${owner.node.path} is not a token the stack's read knows by its ledger entry`);
+      throw new Error(`cdktf-gpucloud: ${owner.node.path} has no props given as expressions`);
     }
     return `local.${this.given.local.friendlyUniqueId}[${JSON.stringify(terraformLiteral(owner.node.path))}].${field}`;
   }

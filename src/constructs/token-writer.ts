@@ -40,8 +40,8 @@ export interface WriterToken {
   readonly idExpression: string;
   /**
    * Terraform expressions (text) of the props as configured, for a token whose name, description or a
-   * previous name is an expression (see StackRead.givenExpression): the plan-time read knew it by its
-   * ledger entry, and the writer resolves it by name, then by previous name.
+   * previous name is an expression (see StackRead.givenExpression): the plan-time read was not given
+   * them, and without a planned id the writer resolves it by name, then by previous name.
    */
   readonly given?: { readonly name: string; readonly description: string; readonly previousNames: string };
   /** Terraform expression (text) that is "true" while the plan-time read found the token as configured. */

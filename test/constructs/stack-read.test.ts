@@ -130,6 +130,19 @@ describe("the ledger output", () => {
     expect(input).not.toContain("null_resource");
   });
 
+  test("a description alone given as an expression: the token is found by name at plan; the description reaches the writer", () => {
+    const stack = new TerraformStack(Testing.app(), "s");
+    const v = new TerraformVariable(stack, "d", { type: "string" });
+    new ApiToken(stack, "t", { name: "t-name", description: v.stringValue, previousNames: ["t-old"] });
+    const json = JSON.parse(Testing.synth(stack));
+    const read = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
+    expect(read.query).toMatchObject({ "t0.name": "t-name", "t0.previous.0": "t-old" });
+    expect(read.query).not.toHaveProperty("t0.description");
+    expect(read.query).not.toHaveProperty("t0.by_ledger");
+    const given = Object.keys(json.locals).find((k) => k.includes("_given_"))!;
+    expect(json.locals[given]).toEqual({ "s/t": { n: "t-name", d: "${var.d}", p: ["t-old"] } });
+  });
+
   test("the ledger keeps the name and description digest a token known by its ledger entry is given, over its read's", () => {
     const stack = new TerraformStack(Testing.app(), "s");
     new ApiToken(stack, "t", { name: new TerraformVariable(stack, "n", { type: "string" }).stringValue, description: "d" });

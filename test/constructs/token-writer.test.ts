@@ -207,7 +207,8 @@ describe("TokenWriter (full synthesis)", () => {
       const prod = new GpuCloudAccount(app, "prod", { envPrefix: "GPUCLOUD_PROD_" });
       const suffix = new TerraformVariable(stack, "suffix", { type: "string" });
       const token = new ApiToken(stack, "ci", { name: "ci-${literal}", description: "for CI %{ x }" });
-      new ApiToken(stack, "bare", { name: "bare" });
+      // Decomposed (e + U+0301): written in NFC, as Terraform keeps the plan's strings.
+      new ApiToken(stack, "bare", { name: "bare", description: "cafe\u0301" });
       new ApiToken(stack, "expr", { name: `expr-${suffix.stringValue}`, description: `d-${suffix.stringValue}` });
       new ApiToken(stack, "prod", { name: "on-prod", description: "p", account: prod });
       new TerraformOutput(stack, "token", { value: token.token, sensitive: true });
@@ -232,10 +233,11 @@ describe("TokenWriter (full synthesis)", () => {
       v: 1,
       tokens: {
         "full/ci": ["ci-${literal}", "for CI %{ x }"],
-        "full/bare": ["bare", null],
+        "full/bare": ["bare", "caf\u00e9"],
         "full/expr": ["", null],
       },
     });
+    expect(json.resource.null_resource.gpucloud_token_writer.triggers["full/bare.description"]).toBe("caf\u00e9");
     // Each account's writer has its own file, with its tokens only.
     const prodInputs = inputsOf("gpucloud_token_writer_gpucloud_prod");
     expect(prodInputs.parsed).toEqual({ v: 1, tokens: { "full/prod": ["on-prod", "p"] } });

@@ -132,3 +132,65 @@ describeWithTerraform("ApiTokens whose props are expressions beside literal ones
     expect((await tf.plan({ check: true, detailedExitCode: true, ...vars("2", "second") })).exitCode).toBe(0);
   });
 });
+
+describeWithTerraform("a new ApiToken takes the name a token given by an expression leaves, under real Terraform", () => {
+  const fx = terraformFixture({ users: [{ username: "takeover-bot", password: "takeover-password-0c3d" }] });
+
+  test("the renamed token keeps its id; the new one gets a token of its own; the next plan is empty", async () => {
+    const folder = fx.folder({ prefix: "gpucloud-takeover-" });
+    const synth = (withNew: boolean) =>
+      folder.synth((stack) => {
+        const name = new TerraformVariable(stack, "name", { type: "string" });
+        const moved = new ApiToken(stack, "moved", { name: name.stringValue });
+        new TerraformOutput(stack, "moved_id", { value: moved.tokenId });
+        if (withNew) {
+          const fresh = new ApiToken(stack, "fresh", { name: "takeover-a" });
+          new TerraformOutput(stack, "fresh_id", { value: fresh.tokenId });
+        }
+      });
+    synth(false);
+    const tf = await fx.init(folder.dir);
+    await tf.apply({ check: true, args: ["-var=name=takeover-a"] });
+    const [first] = fx.named("takeover-a");
+    // One change: the expression's value moves on to another name, and a new ApiToken takes the old one.
+    synth(true);
+    const plan = await tf.plan({ check: true, args: ["-var=name=takeover-b"] });
+    expect(oneLine(plan.stdout)).not.toContain("Warning");
+    await tf.apply({ check: true, planFile: plan.planFile });
+    const outputs = await tf.output();
+    expect(outputs.moved_id.value).toBe(first.id);
+    expect(fx.named("takeover-b")).toEqual([expect.objectContaining({ id: first.id })]);
+    const [fresh] = fx.named("takeover-a");
+    expect(fresh.id).not.toBe(first.id);
+    expect(outputs.fresh_id.value).toBe(fresh.id);
+    expect((await tf.plan({ check: true, detailedExitCode: true, args: ["-var=name=takeover-b"] })).exitCode).toBe(0);
+  });
+});
+
+describeWithTerraform("an ApiToken whose description alone is an expression, under real Terraform", () => {
+  const fx = terraformFixture({ users: [{ username: "describe-bot", password: "describe-password-8f2e" }] });
+
+  test("adopted by name at plan (its id known), its description written; a new value shows as its own key; steady after", async () => {
+    const existing = fx.emulator.addToken({ name: "described", description: "made in the console" });
+    const tf = await fx.stack(
+      (stack) => {
+        const description = new TerraformVariable(stack, "description", { type: "string" });
+        const token = new ApiToken(stack, "t", { name: "described", description: description.stringValue });
+        new TerraformOutput(stack, "id", { value: token.tokenId });
+      },
+      { stackId: "d", prefix: "gpucloud-described-" },
+    );
+    const first = await tf.plan({ check: true, args: ["-var=description=one"] });
+    // Found by its literal name at plan: its id is known there.
+    expect(outputChanges(first.plan!).id.after).toBe(existing.id);
+    await tf.apply({ check: true, planFile: first.planFile });
+    expect(fx.named("described")).toEqual([expect.objectContaining({ id: existing.id, description: "one" })]);
+    expect((await tf.plan({ check: true, detailedExitCode: true, args: ["-var=description=one"] })).exitCode).toBe(0);
+    const second = await tf.plan({ check: true, args: ["-var=description=two"] });
+    expect(oneLine(second.stdout)).toContain('~ "d/t.description" = "one" -> "two"');
+    expect(oneLine(second.stdout)).not.toContain("d/t.in_sync");
+    await tf.apply({ check: true, planFile: second.planFile });
+    expect(fx.named("described")).toEqual([expect.objectContaining({ id: existing.id, description: "two" })]);
+    expect((await tf.plan({ check: true, detailedExitCode: true, args: ["-var=description=two"] })).exitCode).toBe(0);
+  });
+});
