@@ -136,7 +136,7 @@ export class ApiToken extends Construct implements ITerraformDependable {
     // plan (timestamp() is only known at apply), which replaces the writer, and it becomes "true"
     // when applied, so the next plan finds nothing to do.
     // Props given as expressions reach the writer and the roster from the stack's `given` local (see StackRead.givenExpression).
-    const given = stackRead.givesProps(this) ? (field: "n" | "d" | "p") => stackRead.givenExpression(this, field) : undefined;
+    const given = stackRead.givenProps(this);
     writer.add(
       {
         path: this.node.path,

@@ -23,6 +23,7 @@ import {
 } from "../protocol";
 import { claimTokenNames } from "./app-name-claims";
 import { ephemeralLocalCommand } from "./ephemeral-command";
+import { type GivenField, GivenProps, hasGivenProps, isKnownByLedger } from "./given-props";
 import { externalProgram, runtimeScriptPath } from "./runtime-script";
 import { terraformLiteral } from "./terraform-literal";
 import { requireTerraformVersion } from "./terraform-version";
@@ -30,25 +31,8 @@ import { TokenRoster } from "./token-roster";
 import { type TokenWriter } from "./token-writer";
 import { isKnown } from "./validation";
 
-const isComputed = (value: string | undefined): boolean => value !== undefined && !isKnown(value);
-
-/**
- * Whether the plan-time read knows a token by its ledger entry alone (StackReadQueryField.BY_LEDGER): its
- * name or a previous name is a Terraform expression, which may be unknown at plan.
- */
-function isKnownByLedger(entry: StackReadToken): boolean {
-  return isComputed(entry.name) || entry.previousNames.some(isComputed);
-}
-
 /** The read's construct id: the prefix of its Terraform names (data sources, locals). */
 const STACK_READ_ID = "gpucloud-stack-read";
-
-/** A token's props as the stack's `given` local holds them (see StackRead.given). */
-interface GivenProps {
-  readonly n: string;
-  readonly d: string | null;
-  readonly p: string[];
-}
 
 /** The read after the writes of one account's writer. */
 interface AfterWriteGroup {
@@ -105,15 +89,10 @@ export class StackRead extends Construct {
   private readonly query: Record<string, string> = { [STACK_READ_WORKSPACE]: "${terraform.workspace}" };
   /** Some token's base URL is a Terraform expression (possibly unknown until apply): the read waits for it then. */
   private queryHasComputedValues = false;
-  /**
-   * The props of the tokens some of whose props are expressions the plan-time read is not given (a name or
-   * previous name: see StackReadQueryField.BY_LEDGER; or a description), by construct path: `n` name, `d`
-   * description (null when not managed), `p` previous names. Made by the first such token: its expressions
-   * are written once, here.
-   */
-  private given?: { readonly local: TerraformLocal; readonly ledgerTokens: TerraformLocal; readonly props: Record<string, GivenProps> };
-  /** The Terraform text of the merged ledgers' tokens, for the `ledger-tokens` local of a stack with `given` props. */
-  private ledgerTokens = "";
+  /** The props the plan-time read is not given (see GivenProps); made by the stack's first token with such props. */
+  private given?: GivenProps;
+  /** The Terraform text of the merged ledgers' tokens (see addLedgerOutput), for the `given` props' look-ups. */
+  private mergedLedgerTokens = "";
   /** The literal lookups' part of the query (see addLookup). */
   private readonly lookupQuery: Record<string, string> = {};
   /** Every lookup's result, from the stack's read or the lookups' own read (see addLookup); made by the first lookup. */
@@ -314,19 +293,9 @@ export class StackRead extends Construct {
     ];
     const all = new TerraformLocal(this, "ledgers", Lazy.stringValue({ produce: () => `\${[${ledgers().join(", ")}]}` }));
     const tokens = `merge([for l in local.${all.friendlyUniqueId} : l.t]...)`;
-    // A token with given props gets the name and description digest (descriptionDigest's: 16 hex of sha-256;
-    // try: null where the description is not managed) it is given, which its plan-time read did not know.
-    const given = () => {
-      if (this.given === undefined) return tokens;
-      const merged = `local.${this.given.ledgerTokens.friendlyUniqueId}`;
-      return (
-        `merge(${merged}, {for p, g in local.${this.given.local.friendlyUniqueId} : ` +
-        `p => [g.n, ${merged}[p][1], ${merged}[p][2], try(substr(sha256(g.d), 0, 16), "")] if contains(keys(${merged}), p)})`
-      );
-    };
-    this.ledgerTokens = `\${${tokens}}`;
+    this.mergedLedgerTokens = tokens;
     const ledger = () =>
-      `jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), t = ${given()}, v = ${LEDGER_VERSION}})`;
+      `jsonencode({a = merge([for l in local.${all.friendlyUniqueId} : l.a]...), t = ${this.given?.ledgerTokens() ?? tokens}, v = ${LEDGER_VERSION}})`;
     // Unknown at plan while a writer is replaced (its id is), so that Terraform cannot write the plan's value: it
     // writes an output known at plan at the start of an apply whatever becomes of what it depends on, and a failed
     // or stopped rename would then leave the new name with the old id, which the next plan takes for a token
@@ -385,9 +354,7 @@ export class StackRead extends Construct {
     this.joinGroup(entry.key, slot, writer);
     const groupQuery = this.group(entry.key).query;
     const byLedger = isKnownByLedger(entry);
-    // A description given as an expression alone leaves the token found by name: the ledger's digest of it
-    // (see addLedgerOutput) tells drift, and the writer gets it from the `given` local.
-    const givesProps = byLedger || isComputed(entry.description);
+    const givesProps = hasGivenProps(entry);
     const ask = (field: string, value: string, planTime = true) => {
       if (planTime) this.query[stackReadKey(slot, field)] = value;
       groupQuery[stackReadKey(slot, field)] = value;
@@ -402,45 +369,17 @@ export class StackRead extends Construct {
     if (entry.allowedIdentities !== undefined) ask(StackReadQueryField.PIN, terraformLiteral(JSON.stringify(entry.allowedIdentities)));
     // The names and description of a token known by its ledger entry are the reads' after the writes only (see BY_LEDGER).
     if (byLedger) this.query[stackReadKey(slot, StackReadQueryField.BY_LEDGER)] = "true";
-    if (givesProps) this.giveProps(owner.node.path, entry);
+    if (givesProps) (this.given ??= new GivenProps(this, this.mergedLedgerTokens)).add(owner.node.path, entry);
     ask(StackReadQueryField.NAME, terraformLiteral(entry.name), !byLedger);
     if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description), !givesProps);
     entry.previousNames.forEach((previous, i) => ask(`${StackReadQueryField.PREVIOUS_PREFIX}${i}`, terraformLiteral(previous), !byLedger));
   }
 
-  /** Whether the token of `owner` has props given as expressions, which the `given` local holds (see givenExpression). */
-  givesProps(owner: Construct): boolean {
-    return this.given?.props[owner.node.path] !== undefined;
-  }
-
-  /**
-   * The Terraform expression (text) of a prop, as configured, of a token some of whose props are expressions
-   * (the plan-time read is not given them): `n` its name, `d` its description, `p` its previous names (see GivenProps).
-   */
-  givenExpression(owner: Construct, field: keyof GivenProps): string {
-    if (this.given?.props[owner.node.path] === undefined) {
-      throw new Error(`cdktf-gpucloud: ${owner.node.path} has no props given as expressions`);
-    }
-    return `local.${this.given.local.friendlyUniqueId}[${JSON.stringify(terraformLiteral(owner.node.path))}].${field}`;
-  }
-
-  private giveProps(path: string, entry: StackReadToken): void {
-    if (this.given === undefined) {
-      const props: Record<string, GivenProps> = {};
-      const value = Lazy.anyValue({
-        produce: () =>
-          Object.fromEntries(
-            Object.entries(props).map(([p, g]) => [
-              terraformLiteral(p),
-              { n: terraformLiteral(g.n), d: g.d === null ? null : terraformLiteral(g.d), p: g.p.map(terraformLiteral) },
-            ]),
-          ),
-      });
-      // The ledgers' tokens once, for the ledger output's look-ups by path (see addLedgerOutput).
-      const ledgerTokens = new TerraformLocal(this, "ledger-tokens", this.ledgerTokens);
-      this.given = { local: new TerraformLocal(this, "given", value), ledgerTokens, props };
-    }
-    this.given.props[path] = { n: entry.name, d: entry.description ?? null, p: [...entry.previousNames] };
+  /** The props of `owner` the plan-time read is not given, as Terraform expressions (text); undefined when it is given every one. */
+  givenProps(owner: Construct): ((field: GivenField) => string) | undefined {
+    const given = this.given;
+    const path = owner.node.path;
+    return given?.has(path) ? (field) => given.expression(path, field) : undefined;
   }
 
   /**
