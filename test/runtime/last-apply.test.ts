@@ -415,7 +415,8 @@ describe("the plan-time read and the state's ledger", () => {
     const { result } = await plan({ "t0.by_ledger": "true", "t0.path": "s/t" }, stateWith(new Map([["s/t", entry]])));
     expect(result).toMatchObject({ "t0.id": t.id, "t0.in_sync": "false" });
     expect(result.warnings).toContain(
-      `API token ${t.id}, which the last apply managed as "back-name" for s/t, is now named "moved-away", and API token ${other.id} has "back-name"`,
+      `API token ${t.id}, which the last apply managed as "back-name" for s/t, is now named "moved-away", and API token ${other.id} ` +
+        `has "back-name": unless its configured name changed too, the apply will not rename it back`,
     );
   });
 

@@ -181,8 +181,8 @@ function observeByLedger(m: ManagedToken, tokens: TokenIndex, last: LastManaged 
   if (taken !== undefined && last !== undefined) {
     warn(
       `API token ${token?.id}, which the last apply managed as "${last.name}" for ${m.path || m.key}, is now named "${token?.name}", ` +
-        `and API token ${taken.id} has "${last.name}": the apply will not rename it back onto that name. Rename or revoke one of ` +
-        `them in the console.`,
+        `and API token ${taken.id} has "${last.name}": unless its configured name changed too, the apply will not rename it back ` +
+        `onto that name. Rename or revoke one of them in the console.`,
     );
   }
   const reason = token

@@ -16,8 +16,8 @@ export interface WantedToken {
    */
   readonly plannedId: string;
   /**
-   * Only for a token the plan-time read knew by its ledger entry alone (its names are expressions):
-   * without a planned id and a token of its name, the first of these that names a token is renamed.
+   * Only for a token with props the plan-time read was not given (expressions, see GivenProps): without
+   * a planned id and a token of its name, the first of these that names a token is renamed.
    */
   readonly previousNames?: readonly string[];
 }
