@@ -36,8 +36,8 @@ export class Redactor {
   /** Secrets of SHORT_SECRET characters or more, by their first SHORT_SECRET characters (hex ones lower-cased). */
   private readonly byPrefix = new Map<string, string[]>();
   private readonly hexByPrefix = new Map<string, string[]>();
-  /** Shorter secrets, replaced only as whole words, longest first (a secret containing another is replaced whole). */
-  private readonly short: { readonly length: number; readonly pattern: RegExp }[] = [];
+  /** Shorter secrets, replaced only as whole words. */
+  private readonly short: RegExp[] = [];
 
   constructor(secrets: Iterable<string | undefined | null> = []) {
     for (const secret of secrets) this.add(secret);
@@ -50,9 +50,7 @@ export class Redactor {
       if (variant.length === 0 || this.secrets.has(variant)) continue;
       this.secrets.add(variant);
       if (variant.length < SHORT_SECRET) {
-        const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(variant)}(?![\\p{L}\\p{N}])`, "gu");
-        this.short.push({ length: variant.length, pattern });
-        this.short.sort((a, b) => b.length - a.length);
+        this.short.push(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(variant)}(?![\\p{L}\\p{N}])`, "gu"));
       } else if (HEX.test(variant)) {
         // Hex digests (md5) are the same secret in any letter case.
         const lower = variant.toLowerCase();
@@ -91,8 +89,13 @@ export class Redactor {
         this.hexByPrefix,
         text.replace(/[A-F]/g, (c) => c.toLowerCase()),
       );
+    for (const pattern of this.short) {
+      for (const match of text.matchAll(pattern)) {
+        hidden.fill(1, match.index, match.index + match[0].length);
+        found = true;
+      }
+    }
     let out = found ? replaceHidden(text, hidden) : text;
-    for (const { pattern } of this.short) out = out.replace(pattern, REDACTED);
     out = out.replace(BEARER, `$1${REDACTED}`).replace(JWT_LIKE, REDACTED);
     return redactUrlSecrets(out);
   }

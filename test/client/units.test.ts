@@ -44,10 +44,12 @@ describe("Redactor", () => {
     r.add("secret-one");
     r.add("secret-one-and-more");
     expect(r.redact("x secret-one-and-more y")).toBe("x [redacted] y");
-    // Short ones too, whatever the order they came in.
+    // Short ones too, whatever the order they came in, and overlapping ones as one run.
     r.add("q.1");
     r.add("q.1.z");
     expect(r.redact("pw q.1.z end")).toBe("pw [redacted] end");
+    const overlap = new Redactor(["q.1", "1.z"]);
+    expect(overlap.redact("pw q.1.z end")).toBe("pw [redacted] end");
   });
 
   it("hides every character of overlapping secrets, as one run", () => {
