@@ -119,7 +119,7 @@ describe("token writer", () => {
     ]).catch((err: Error & { log: string[] }) => err);
     expect(failure).toBeInstanceOf(Error);
     const message = (failure as Error).message;
-    expect(message).toContain('s/a ("w9-same"): the ApiToken s/b has this name too (names given as expressions)');
+    expect(message).toContain('s/a ("w9-same"): the ApiToken s/b has this name too; give each ApiToken its own names');
     expect(message).toContain('s/b ("W9-same "): the ApiToken s/a has this name too');
     // A previous name that is another token's name: which token is whose would depend on their order.
     expect(message).toContain('s/e ("w9-e"): its previous name "w9-taken" is the name of the ApiToken s/f');
@@ -129,6 +129,26 @@ describe("token writer", () => {
     // s/c renames the token of its previous name; s/d, whose previous name it was too, gets a token of its own.
     expect(named("w9-c")).toEqual([expect.objectContaining({ id: old.id })]);
     expect(named("w9-d")).toEqual([expect.not.objectContaining({ id: old.id })]);
+  });
+
+  test("a name another construct's token has is created only once that token's rename away is done", async () => {
+    const x = emulator.addToken({ name: "w11-x" });
+    emulator.addToken({ name: "w11-y" });
+    // s/a renames x onto a name another token has (refused); s/b, new, wants x's name: nothing is created beside x.
+    const failure = await write([
+      { path: "s/a", name: "w11-y", plannedId: x.id },
+      { path: "s/b", name: "w11-x" },
+    ]).catch((err: Error) => err);
+    expect((failure as Error).message).toContain(`s/b ("w11-x"): API token ${x.id} has this name and is another ApiToken's of this stack`);
+    expect(named("w11-x")).toEqual([expect.objectContaining({ id: x.id })]);
+    // The rename done, the name is free: s/b gets a token of its own.
+    const z = emulator.addToken({ name: "w11-z" });
+    await write([
+      { path: "s/a", name: "w11-z2", plannedId: z.id },
+      { path: "s/b", name: "w11-z" },
+    ]);
+    expect(named("w11-z2")).toEqual([expect.objectContaining({ id: z.id })]);
+    expect(named("w11-z")).toEqual([expect.not.objectContaining({ id: z.id })]);
   });
 
   test("tokens as configured are not written, nor counted", async () => {
@@ -306,6 +326,14 @@ describe("decideWrite", () => {
       changes: ["updated the description"],
     });
     expect(decideWrite({ path: "p", name: "ci", plannedId: "t1" }, new TokenIndex(tokens))).toMatchObject({ kind: "none" });
+  });
+
+  test("only another construct's (claimed) token has the name: held, decided again after the updates", () => {
+    const tokens = [token("t1", "ci")];
+    expect(decideWrite({ path: "p", name: "ci", plannedId: "" }, new TokenIndex(tokens), new Set(["t1"]))).toEqual({
+      kind: "held",
+      token: tokens[0],
+    });
   });
 
   test("no token of the name and no planned id: a create", () => {

@@ -36,6 +36,9 @@ export async function writeTokens(ctx: RuntimeContext): Promise<void> {
   run.finish();
 }
 
+/** A decision the writer carries out: a token held by another is decided again in its wave (see decideInWave). */
+type Decided = Exclude<WriteDecision, { readonly kind: "held" }>;
+
 /** What became of one token. */
 type Outcome = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
@@ -67,12 +70,12 @@ class WriterRun {
     for (const w of this.wanted) {
       const clash = clashes.get(w);
       if (clash !== undefined) {
-        this.fail(w, `${clash} (names given as expressions); give each ApiToken its own names`);
+        this.fail(w, `${clash}; give each ApiToken its own names`);
         continue;
       }
       const decision = decideWrite(w, latest.tokens, this.claimed);
       if (decision.kind === "update" || decision.kind === "none") this.claimed.add(decision.token.id);
-      if (decision.kind === "create") creates.push(w);
+      if (decision.kind === "create" || decision.kind === "held") creates.push(w);
       else if (decision.kind === "none" && !decision.adopted) this.outcomes.set(w.path, { ok: true });
       else updates.push(() => this.carryOut(client, w, decision, latest));
     }
@@ -99,14 +102,20 @@ class WriterRun {
   }
 
   /** A create's decision, taken again on the read right before its wave: a token adopted now is claimed at once. */
-  private decideInWave(w: WantedToken, latest: LatestTokens): WriteDecision {
+  private decideInWave(w: WantedToken, latest: LatestTokens): Decided {
     const decision = decideWrite(w, latest.tokens, this.claimed);
     if (decision.kind === "update" || decision.kind === "none") this.claimed.add(decision.token.id);
-    return decision;
+    if (decision.kind !== "held") return decision;
+    return {
+      kind: "refuse",
+      reason:
+        `API token ${decision.token.id} has this name and is another ApiToken's of this stack (the plan gave it to that one, ` +
+        `which renames it away); that rename was not done, so no second token of the name was created: apply again once it is`,
+    };
   }
 
   /** One token's write (or none), reported in one line. Counted among the `total` only when it needed a look. */
-  private async carryOut(client: ApiClient, w: WantedToken, decision: WriteDecision, latest: LatestTokens): Promise<void> {
+  private async carryOut(client: ApiClient, w: WantedToken, decision: Decided, latest: LatestTokens): Promise<void> {
     if (this.stopped) return;
     try {
       if (decision.kind === "refuse") return this.fail(w, decision.reason);
@@ -180,8 +189,8 @@ class WriterRun {
 
 /**
  * The tokens whose names clash with another token's of the writer (after trimming and case-folding): the
- * same name, or a previous name that is another's name. Synthesis refuses literal names that clash;
- * only expressions reach here. Each with why.
+ * same name, or, for two tokens the plan found no id for, a previous name that is the other's name.
+ * Synthesis refuses literal names that clash; names given as expressions reach here. Each with why.
  */
 function nameClashes(wanted: readonly WantedToken[]): Map<WantedToken, string> {
   const byName = new Map<string, WantedToken[]>();
@@ -197,9 +206,10 @@ function nameClashes(wanted: readonly WantedToken[]): Map<WantedToken, string> {
       clashes.set(w, `${others.length === 1 ? `the ApiToken ${others[0]} has` : `the ApiTokens ${others.join(", ")} have`} this name too`);
     }
   }
-  for (const w of wanted) {
+  // A previous name counts only without a planned id: then which token is whose would depend on their order.
+  for (const w of wanted.filter((t) => t.plannedId === "")) {
     for (const previous of w.previousNames ?? []) {
-      const owner = byName.get(foldTokenName(previous))?.find((o) => o !== w);
+      const owner = byName.get(foldTokenName(previous))?.find((o) => o !== w && o.plannedId === "");
       if (owner === undefined) continue;
       clashes.set(w, `its previous name "${previous}" is the name of the ApiToken ${owner.path}`);
       clashes.set(owner, `its name is a previous name of the ApiToken ${w.path}`);

@@ -30,6 +30,11 @@ export type WriteDecision =
   | { readonly kind: "update"; readonly token: TokenView; readonly adopted: boolean; readonly changes: readonly string[] }
   /** No token has its name: created in a wave, after a fresh read (see LatestTokens.refresh). */
   | { readonly kind: "create" }
+  /**
+   * Only another construct's token (`token`, claimed) has its name: decided again in a wave, once the
+   * updates (that token's rename away) are done; still so there, refused, never created beside it.
+   */
+  | { readonly kind: "held"; readonly token: TokenView }
   /** Nothing is written for it, and the apply fails naming why and what to do. */
   | { readonly kind: "refuse"; readonly reason: string };
 
@@ -74,6 +79,7 @@ export function decideWrite(wanted: WantedToken, tokens: TokenIndex, claimed: Re
     };
   }
   if (matches.length > 0) return outcome(wanted, matches[0], true);
+  if (named.matches.length > 0) return { kind: "held", token: named.matches[0] };
   for (const previous of wanted.previousNames ?? []) {
     const renamed = tokensNamed(tokens, previous).matches.find((t) => !claimed.has(t.id));
     if (renamed !== undefined) return outcome(wanted, renamed, true);
