@@ -80,7 +80,7 @@ export class ApiToken extends Construct implements ITerraformDependable {
   /** The API's limit on a token's name, in characters. */
   public static readonly NAME_MAX_LENGTH = NAME_MAX_LENGTH;
 
-  /** The name, as configured. */
+  /** The name, as configured, in Unicode NFC (as Terraform keeps every string). */
   public readonly name: string;
   /** Whether the state holds the token's value (the `valueInState` prop). */
   public readonly valueInState: boolean;
@@ -95,16 +95,17 @@ export class ApiToken extends Construct implements ITerraformDependable {
 
   constructor(scope: Construct, id: string, props: ApiTokenProps) {
     super(scope, id);
+    // Terraform keeps every string in Unicode NFC, and the writer's literal inputs do not pass through it: the
+    // same text both ways (and the limits counted on it), or a name written as "e" + U+0301 would never be
+    // found again as the plan's "é".
+    props = inNfc(props);
     validateProps(this, props);
     const account = resolveAccount(this, "ApiToken", props);
     ensureNullProvider(this);
     ensureExternalProvider(this);
 
-    // Terraform keeps every string in Unicode NFC, and the writer's literal inputs do not pass through it: the
-    // same text both ways, or a name written as "e" + U+0301 would never be found again as the plan's "é".
-    const name = props.name.normalize("NFC");
-    const description = props.description?.normalize("NFC");
-    const previousNames = (props.previousNames ?? []).map((previous) => previous.normalize("NFC"));
+    const { name, description } = props;
+    const previousNames = props.previousNames ?? [];
     this.name = name;
     this.valueInState = props.valueInState ?? true;
     const key = this.node.addr;
@@ -240,6 +241,18 @@ export class ApiToken extends Construct implements ITerraformDependable {
     }
     return value;
   }
+}
+
+/** The props with their names and description in Unicode NFC (anything not a string left as it is, for validateProps). */
+function inNfc(props: ApiTokenProps): ApiTokenProps {
+  if (props === undefined || props === null) return props;
+  const nfc = <T>(value: T): T => (typeof value === "string" ? (value.normalize("NFC") as T) : value);
+  return {
+    ...props,
+    name: nfc(props.name),
+    description: nfc(props.description),
+    previousNames: Array.isArray(props.previousNames) ? props.previousNames.map(nfc) : props.previousNames,
+  };
 }
 
 function validateProps(scope: Construct, props: ApiTokenProps): void {

@@ -460,6 +460,14 @@ describe("ApiToken synthesis", () => {
       expect(() => synth((stack) => new ApiToken(stack, "ci", props))).toThrow(message);
     });
 
+    test("names are counted in Unicode NFC, as Terraform keeps them: 30 decomposed é are 30 characters, 50 × U+0958 are 100", () => {
+      const app = Testing.app();
+      const stack = new TerraformStack(app, "test");
+      const token = new ApiToken(stack, "ci", { name: "e\u0301".repeat(30) });
+      expect(token.name).toBe("\u00e9".repeat(30));
+      expect(() => synth((s) => new ApiToken(s, "ci", { name: "\u0958".repeat(50) }))).toThrow(/got 100/);
+    });
+
     test("50 characters are counted as characters, not UTF-16 units, with a warning over 50 units", () => {
       expect(() => synth((stack) => new ApiToken(stack, "ci", { name: "🚀".repeat(50) }))).not.toThrow();
       expect(() => synth((stack) => new ApiToken(stack, "ci", { name: "🚀".repeat(51) }))).toThrow(/got 51/);

@@ -381,6 +381,9 @@ describe("TokenIndex", () => {
     expect(index.foldedAs("ci")).toEqual([]);
     expect(index.foldedAs("RENAMED").map((t) => t.id)).toEqual(["t1"]);
     expect(index.byId("t1")?.name).toBe("renamed");
+    // A name the API holds decomposed (e + U+0301) is the NFC one the plan has (Terraform keeps strings in NFC).
+    index.put({ id: "t3", name: "cafe\u0301", token: "", created_at: 3 });
+    expect(index.foldedAs("caf\u00e9").map((t) => t.id)).toEqual(["t3"]);
     expect(
       index
         .all()
