@@ -389,6 +389,6 @@ describe("TokenIndex", () => {
         .all()
         .map((t) => t.id)
         .sort(),
-    ).toEqual(["t1", "t2"]);
+    ).toEqual(["t1", "t2", "t3"]);
   });
 });
