@@ -136,7 +136,7 @@ export class ApiToken extends Construct implements ITerraformDependable {
     // Known and constant while the API matches the configuration. On drift it is unknown during
     // plan (timestamp() is only known at apply), which replaces the writer, and it becomes "true"
     // when applied, so the next plan finds nothing to do.
-    // Props given as expressions reach the writer and the roster from the stack's `given` local (see StackRead.givenExpression).
+    // Props given as expressions reach the writer and the roster from the stack's `given` local (see StackRead.givenProps).
     const given = stackRead.givenProps(this);
     writer.add(
       {

@@ -369,6 +369,9 @@ export class StackRead extends Construct {
     if (entry.allowedIdentities !== undefined) ask(StackReadQueryField.PIN, terraformLiteral(JSON.stringify(entry.allowedIdentities)));
     // The names and description of a token known by its ledger entry are the reads' after the writes only (see BY_LEDGER).
     if (byLedger) this.query[stackReadKey(slot, StackReadQueryField.BY_LEDGER)] = "true";
+    else if (givesProps && entry.description !== undefined) {
+      this.query[stackReadKey(slot, StackReadQueryField.DESCRIPTION_AT_APPLY)] = "true";
+    }
     if (givesProps) (this.given ??= new GivenProps(this, this.mergedLedgerTokens)).add(owner.node.path, entry);
     ask(StackReadQueryField.NAME, terraformLiteral(entry.name), !byLedger);
     if (entry.description !== undefined) ask(StackReadQueryField.DESCRIPTION, terraformLiteral(entry.description), !givesProps);

@@ -40,7 +40,7 @@ export interface WriterToken {
   readonly idExpression: string;
   /**
    * Terraform expressions (text) of the props as configured, for a token whose name, description or a
-   * previous name is an expression (see StackRead.givenExpression): the plan-time read was not given
+   * previous name is an expression (see StackRead.givenProps): the plan-time read was not given
    * them, and without a planned id the writer resolves it by name, then by previous name.
    */
   readonly given?: { readonly name: string; readonly description: string; readonly previousNames: string };

@@ -82,12 +82,17 @@ export const StackReadQueryField = {
   /** Only for an account that pins identities (allowedIdentities): their JSON array. */
   PIN: "pin",
   /**
-   * "true" in the plan-time read for a token whose name, description or a previous name is a Terraform
-   * expression: its query then holds none of the three (one value unknown at plan would defer the whole
-   * read, and every other token with it), and the read knows it by its ledger entry alone; the writer finds
-   * it by name at apply. The reads after the writes get its whole query.
+   * "true" in the plan-time read for a token whose name or a previous name is a Terraform expression: its
+   * query then holds neither, nor its description (one value unknown at plan would defer the whole read, and
+   * every other token with it), and the read knows it by its ledger entry alone; the writer finds it by name
+   * at apply. The reads after the writes get its whole query.
    */
   BY_LEDGER: "by_ledger",
+  /**
+   * "true" in the plan-time read for a token whose description alone is an expression, which its query
+   * does not hold: the ledger's digest tells its drift, and without a ledger entry it counts as not in sync.
+   */
+  DESCRIPTION_AT_APPLY: "desc_at_apply",
 } as const;
 
 /**

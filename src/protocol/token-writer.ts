@@ -35,8 +35,7 @@ export interface WriterInputs {
  * What the plan knows of each token, by construct path: `i`, the id the plan-time read found ("" for
  * none: a create or an adoption); `n` and `d`, the name and description, only where the construct
  * gives them as expressions (an unmanaged description is absent); `p`, the previous names of a token
- * the plan-time read knew by its ledger entry alone (StackReadQueryField.BY_LEDGER), which the writer
- * renames from when it has no id.
+ * with props the plan-time read was not given (expressions), which the writer renames from when it has no id.
  */
 export type WriterPlanned = Readonly<
   Record<string, { readonly i: string; readonly n?: string; readonly d?: string; readonly p?: readonly string[] }>

@@ -136,7 +136,7 @@ describe("the ledger output", () => {
     new ApiToken(stack, "t", { name: "t-name", description: v.stringValue, previousNames: ["t-old"] });
     const json = JSON.parse(Testing.synth(stack));
     const read = Object.entries<any>(json.data.external).find(([k]) => /^gpucloud-stack-read_[0-9A-F]+$/.test(k))![1];
-    expect(read.query).toMatchObject({ "t0.name": "t-name", "t0.previous.0": "t-old" });
+    expect(read.query).toMatchObject({ "t0.name": "t-name", "t0.previous.0": "t-old", "t0.desc_at_apply": "true" });
     expect(read.query).not.toHaveProperty("t0.description");
     expect(read.query).not.toHaveProperty("t0.by_ledger");
     const given = Object.keys(json.locals).find((k) => k.includes("_given_"))!;

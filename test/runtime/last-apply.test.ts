@@ -49,6 +49,7 @@ const managed = (name: string, over: Partial<ManagedToken> = {}): ManagedToken =
   valueInState: true,
   ...over,
   byLedger: over.byLedger ?? false,
+  descriptionAtApply: over.descriptionAtApply ?? false,
 });
 
 describe("the ledger", () => {
@@ -418,6 +419,16 @@ describe("the plan-time read and the state's ledger", () => {
       `API token ${t.id}, which the last apply managed as "back-name" for s/t, is now named "moved-away", and API token ${other.id} ` +
         `has "back-name": unless its configured name changed too, the apply will not rename it back`,
     );
+  });
+
+  test("a description only the apply knows (desc_at_apply): found by name, compared through the ledger; without an entry, written", async () => {
+    const token = api.addToken({ name: "desc-later", description: "now" });
+    const query = { "t0.name": "desc-later", "t0.path": "s/t", "t0.desc_at_apply": "true" };
+    const entry = { name: "desc-later", id: token.id, account: here(), description: descriptionDigest("now") };
+    expect((await plan(query, stateWith(new Map([["s/t", entry]])))).result).toMatchObject({ "t0.id": token.id, "t0.in_sync": "true" });
+    const drifted = { ...entry, description: descriptionDigest("before") };
+    expect((await plan(query, stateWith(new Map([["s/t", drifted]])))).result).toMatchObject({ "t0.in_sync": "false" });
+    expect((await plan(query, stateWith(new Map()))).result).toMatchObject({ "t0.id": token.id, "t0.in_sync": "false" });
   });
 
   test("a token not found now keeps its ledger entry (revoked, or a refresh-only apply), so the next plan can still compare", async () => {

@@ -21,10 +21,12 @@ export interface ManagedToken extends StackReadToken {
   /** The construct's path, for messages ("" when the query does not give it). */
   readonly path: string;
   /**
-   * Known by its ledger entry alone (StackReadQueryField.BY_LEDGER): its name, description and previous
-   * names are expressions the plan-time read is not given (name "", no description, no previous names).
+   * Known by its ledger entry alone (StackReadQueryField.BY_LEDGER): its name or previous names are
+   * expressions the plan-time read is not given (name "", no description, no previous names).
    */
   readonly byLedger: boolean;
+  /** Its description is an expression the plan-time read is not given (StackReadQueryField.DESCRIPTION_AT_APPLY). */
+  readonly descriptionAtApply: boolean;
 }
 
 /** What the last apply managed for one ApiToken: its token, and the account it managed it on when known. */
@@ -79,6 +81,7 @@ function parseToken(slot: string, entry: ReadonlyMap<string, string>): ManagedTo
     key: entry.get(StackReadQueryField.KEY) || slot,
     name: byLedger ? "" : requireName(entry.get(StackReadQueryField.NAME), `query.${slot}.name`),
     byLedger,
+    descriptionAtApply: entry.get(StackReadQueryField.DESCRIPTION_AT_APPLY) === "true",
     description: entry.get(StackReadQueryField.DESCRIPTION),
     previousNames: previous,
     baseUrl: baseUrl ? baseUrl : undefined,

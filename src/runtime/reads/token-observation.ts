@@ -146,7 +146,8 @@ export function observeToken(
     );
   }
   return {
-    fields: resultFields(m, token, asLastApplied(last, tokens) ?? inSync, reason),
+    // A description only the apply knows: compared through the ledger alone; without an entry, written.
+    fields: resultFields(m, token, asLastApplied(last, tokens) ?? (inSync && !m.descriptionAtApply), reason),
     id: token?.id ?? "",
     named: named.matches.length > 0,
   };
