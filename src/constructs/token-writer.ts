@@ -152,7 +152,8 @@ export class TokenWriter extends Construct {
       v: 1,
       tokens: Object.fromEntries(
         this.tokens.map((t) => [
-          t.path,
+          // In NFC as the plan's keys, which pass through Terraform (a construct id may hold any character).
+          t.path.normalize("NFC"),
           [isKnown(t.name) ? t.name : "", t.description !== undefined && isKnown(t.description) ? t.description : null] as const,
         ]),
       ),
