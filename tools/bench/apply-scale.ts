@@ -29,6 +29,9 @@
  *   (1 login + ceil((M+K)/50) list pages + K creates, and its time at 20 requests/s) and Terraform's
  *   (K provisioner-less null_resources and one whose create-time provisioner runs `node -e 0`).
  *
+ * - `--request-log=FILE`: appends every request the emulators answer to FILE (time in ms, method, path
+ *   with its paging query, status), to tell which part of a run made which list call.
+ *
  * - `--cpu=K1,K2:M1,M2`: the CPU time (user + system, measured by GNU time around each `node` Terraform
  *   starts) of the plan-time read, the writer and the read after the writes, in a first apply of K1 and
  *   K2 tokens on accounts of M1 and M2 others, no rate limit; and per account, the writer's and the
@@ -51,7 +54,7 @@
  * build/tools/bench/).
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -155,12 +158,21 @@ interface Setting {
   readonly rateLimit?: EmulatorRateLimit;
 }
 
+/** `--request-log=FILE`: every request the emulators answer, one line each with its time in ms. */
+const requestLog = arg("request-log");
+
+/** A line of the bench's own in the request log, to place the requests in the run. */
+function mark(what: string): void {
+  if (requestLog !== undefined) appendFileSync(requestLog, `${Date.now()} bench ${what}\n`);
+}
+
 async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
   const emulator = await startEmulator({
     users: [USER],
     maxPageSize: setting.maxPageSize,
     latencyMs: setting.latencyMs,
     rateLimit: setting.rateLimit,
+    log: requestLog === undefined ? undefined : (line) => appendFileSync(requestLog, `${Date.now()} ${line}\n`),
   });
   const past = Math.floor(Date.now() / 1000) - 86_400;
   for (let i = 0; i < setting.others; i++) emulator.addToken({ name: `other-${i}`, createdAt: past + i });
@@ -383,7 +395,9 @@ async function main(): Promise<void> {
           freshState(bigLib);
           freshState(bigFloor);
           emulator.resetStats();
+          mark(`terraform apply of ${k} tokens${rateLimit ? ", rate-limited" : ""}: start`);
           const a = await runner(bigLib, emulator).apply();
+          mark(`terraform apply of ${k} tokens${rateLimit ? ", rate-limited" : ""}: end`);
           const cost = costOf(emulator);
           const tokens = emulator.tokens().filter((t) => t.name.startsWith("scale-"));
           const names = new Set(tokens.map((t) => t.name));
