@@ -12,7 +12,7 @@ import type { GpuCloudErrorKind } from "./errors";
 import { GpuCloudError } from "./errors";
 import type { HttpSender, OpenHttpSender } from "./http-sender";
 import { CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
-import type { RequestPacer } from "./pacer";
+import type { PaceOutcome, RequestPacer } from "./pacer";
 import { type Redactor, snippet } from "./redact";
 import { DEADLINE_CODE, formatSeconds, MIN_ATTEMPT_MS, parseRetryAfterMs } from "./retry";
 import type { Decoder } from "./schemas";
@@ -45,7 +45,7 @@ export interface TransportOptions {
   readonly now: () => number;
   /** The message of an authentication failure (`login as alice failed (HTTP 401)`). */
   readonly authDetail: (call: HttpCall<unknown>, how: string, serverMessage: string | undefined) => string;
-  /** Paces the requests after a 429 (see RequestPacer); logins are not paced. */
+  /** Paces the requests after a 429 (see RequestPacer), logins too. */
   readonly pacer?: RequestPacer;
 }
 
@@ -91,38 +91,44 @@ export class HttpTransport {
         detail: `no time left for ${call.method} ${call.path}`,
       });
     }
-    const pacer = call.isLogin ? undefined : this.options.pacer;
-    const startedAt = pacer === undefined ? 0 : await pacer.slot(deadline - MIN_ATTEMPT_MS);
-    const budget = Math.min(this.options.requestTimeoutMs, deadline - this.options.now());
-    const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };
-    let payload: string | undefined;
-    if (call.body !== undefined) {
-      payload = JSON.stringify(call.body);
-      headers["content-type"] = "application/json";
-    }
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, budget);
+    const pacer = this.options.pacer;
+    const place = await pacer?.slot(deadline - MIN_ATTEMPT_MS);
+    // Not answered means failed on the way: the place is given back all the same.
+    let outcome: PaceOutcome = "failed";
     let status: number;
     let responseHeaders: Record<string, string | string[] | undefined>;
     let text: string;
     try {
-      const sent = this.sender.send({ url: this.url(call), method: call.method, headers, body: payload, signal: controller.signal });
-      // The answer's schemas are built a turn of the event loop later, while the request is on
-      // its way: on a reused connection it has been written by then; on a new one the build may
-      // come before the connect completes, still before the answer. Only a cache: a failure here
-      // is left for decode() to meet and report.
-      setImmediate(prepareQuietly, call.decode);
-      ({ status, headers: responseHeaders, text } = await sent);
-    } catch (e) {
-      throw this.transportError(call, e, timedOut, budget);
+      const budget = Math.min(this.options.requestTimeoutMs, deadline - this.options.now());
+      const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };
+      let payload: string | undefined;
+      if (call.body !== undefined) {
+        payload = JSON.stringify(call.body);
+        headers["content-type"] = "application/json";
+      }
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, budget);
+      try {
+        const sent = this.sender.send({ url: this.url(call), method: call.method, headers, body: payload, signal: controller.signal });
+        // The answer's schemas are built a turn of the event loop later, while the request is on
+        // its way: on a reused connection it has been written by then; on a new one the build may
+        // come before the connect completes, still before the answer. Only a cache: a failure here
+        // is left for decode() to meet and report.
+        setImmediate(prepareQuietly, call.decode);
+        ({ status, headers: responseHeaders, text } = await sent);
+      } catch (e) {
+        throw this.transportError(call, e, timedOut, budget);
+      } finally {
+        clearTimeout(timer);
+      }
+      outcome = status !== 429 ? "accepted" : call.isLogin ? "refused login" : "refused";
     } finally {
-      clearTimeout(timer);
+      if (place !== undefined) pacer?.answered(place, outcome);
     }
-    pacer?.answered(startedAt, status === 429);
     return this.interpret(call, status, responseHeaders, text);
   }
 
