@@ -51,11 +51,6 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_TOTAL_TIMEOUT_MS = 120_000;
 const DEFAULT_USER_AGENT = "cdktf-gpucloud-client";
-/**
- * After a request is throttled (429), walks fetch one page at a time for this long: concurrent
- * pages against a server that counts requests per second would make its next refusals.
- */
-const THROTTLED_SERIAL_MS = 60_000;
 /** Items on the newest page read when looking for a token after an ambiguous create. */
 const NEWEST_PAGE_SIZE = 10;
 
@@ -153,8 +148,6 @@ export class ApiClient {
   private readonly session: SessionManager;
   private readonly listing = new ListingPlan();
   private readonly retryEnv: RetryEnvironment;
-  /** Until when (on `now`) walks fetch one page at a time: the server throttled a request lately. */
-  private throttledUntil = Number.NEGATIVE_INFINITY;
 
   constructor(options: GpuCloudClientOptions, openSender: OpenHttpSender) {
     const fail = (detail: string): never => {
@@ -219,9 +212,6 @@ export class ApiClient {
         this.fixedDeadline !== undefined && options.totalTimeoutMs === undefined
           ? Math.max(0, this.fixedDeadline - this.now())
           : this.totalTimeoutMs,
-      onThrottled: () => {
-        this.throttledUntil = this.now() + THROTTLED_SERIAL_MS;
-      },
       rateLimitAdvice:
         typeof options.rateLimitAdvice === "string" && options.rateLimitAdvice.trim() !== "" ? options.rateLimitAdvice.trim() : undefined,
       target:
@@ -366,7 +356,6 @@ export class ApiClient {
       fetchPage: (params) => this.send(listTokensCall(params), deadline),
       plan: this.listing,
       log: (line) => this.log(line),
-      maxInFlight: () => (this.now() < this.throttledUntil ? 1 : Number.POSITIVE_INFINITY),
       pauseBeforeWalk: async (walk) => {
         const delay = backoffDelayMs(walk - 1, this.retry, this.random);
         if (this.now() + delay + MIN_ATTEMPT_MS > deadline) return false;

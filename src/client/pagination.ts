@@ -161,12 +161,6 @@ export interface WalkEnvironment {
   readonly log: (line: string) => void;
   /** Waits before walk number `walk` (2, 3, …); false when the deadline leaves no room for it. */
   readonly pauseBeforeWalk: (walk: number) => Promise<boolean>;
-  /**
-   * Pages the walk may have in flight now, at most its `concurrency` (default: that): a client
-   * whose requests were throttled lately asks for one at a time, so that its pages do not make
-   * the next burst the server refuses.
-   */
-  readonly maxInFlight?: () => number;
 }
 
 /** Every API token, walking all pages; each token once, in the order of the list. */
@@ -311,7 +305,7 @@ async function walkOnce(
         return last.offset + last.length;
       };
       const launch = () => {
-        while (!done && inFlight < Math.max(1, Math.min(concurrency, env.maxInFlight?.() ?? concurrency)) && plannedEnd() < total) {
+        while (!done && inFlight < concurrency && plannedEnd() < total) {
           const previous = planned.length > 0 ? { offset: planned[planned.length - 1]!, length: pageLength } : cursor;
           const offset = nextOffset(previous.offset, previous.length);
           if (requests >= maxPages) {

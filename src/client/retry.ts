@@ -135,8 +135,6 @@ export interface RetryEnvironment {
   readonly target?: string;
   /** Said when a request gives up while the server throttles it (HTTP 429): what the user can change. */
   readonly rateLimitAdvice?: string;
-  /** Told of every attempt the server throttled (HTTP 429, or status false saying so). */
-  readonly onThrottled?: () => void;
 }
 
 export interface RetryRequest {
@@ -180,7 +178,6 @@ export async function retryUntilDeadline<T>(env: RetryEnvironment, request: Retr
       });
     }
     throttled = err.kind === "rate-limited";
-    if (throttled) env.onThrottled?.();
     if (!err.retryable || (request.mayRetry !== undefined && !request.mayRetry(err))) {
       throw n > 1 ? err.with({ attempts: n }) : err;
     }
