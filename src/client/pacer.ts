@@ -1,24 +1,28 @@
 /**
  * Paces one client's requests to what the server showed it accepts, once it has refused one (HTTP
- * 429). A rate limit the API does not publish is learnt from the requests it accepted in the
- * second before its first refusal (also those whose answers come after the refusal's); from then
- * on a request is sent only while fewer than that many were answered in the last second or are in
- * flight. The server counts a request at some moment between its sending and its answer, so this
- * keeps to any limit of that many per second however long requests take on the way; a refusal
- * after that (at most one counted per two seconds, as a burst of them follows one cause) lowers
- * the pace by one request. Until the first refusal nothing waits. A login takes a place like any
- * request, but its refusal teaches nothing: logins have a limit of their own (a few a minute).
+ * 429, or a `status: false` saying so). A rate limit the API does not publish is learnt from the
+ * requests it accepted in the second before its first refusal (also those sent beside the refused
+ * one whose answers come just after it); from then on a request is sent only while fewer than that
+ * many were answered in the last second or are in flight. The server counts a request at some
+ * moment between its sending and its answer, so this keeps to any limit of that many per second
+ * however long requests take on the way. A refusal of a request sent under the pace (at most one
+ * counted per two seconds, as a burst of them follows one cause) lowers it by one. Until the first
+ * refusal nothing waits. A login takes a place like any request, but its refusal teaches nothing:
+ * logins have a limit of their own (a few a minute).
  */
 export class RequestPacer {
   /** The places taken in the last window: when each request was answered, Infinity while it is in flight. */
   private readonly places: Place[] = [];
   /** Start times of the requests the server accepted, the last window's and a margin. */
   private readonly accepted: number[] = [];
-  private perSecond = Number.POSITIVE_INFINITY;
-  /** When the pace was last lowered. */
+  /** What the first refusal taught: the requests accepted around it, and the sending times that counted. */
+  private learnt: { accepted: number; readonly from: number; readonly to: number; readonly at: number } | undefined;
+  /** Times the pace was lowered since, and when last. */
+  private lowered = 0;
   private loweredAt = Number.NEGATIVE_INFINITY;
-  /** The start times the pace was learnt from: an answer that comes later to a request sent then still counts. */
-  private learntFrom: { readonly from: number; readonly to: number } | undefined;
+  /** Places taken so far, and how many had been when the pace last changed: later ones were sent under it. */
+  private taken = 0;
+  private takenBeforePace = 0;
   /** Slots waiting for an answer to free a place. */
   private waiting: (() => void)[] = [];
 
@@ -28,45 +32,66 @@ export class RequestPacer {
   ) {}
 
   /**
-   * Waits for the request's place in the pace, no later than `latest` (except while every place is
-   * held by a request in flight: each of those ends within its own timeout). The place is taken
-   * before the wait, so requests sent side by side get one place each. Every place taken must be
-   * given back through answered().
+   * Waits for the request's place in the pace, and takes it. The wait on the clock ends at `latest`
+   * (the place is then taken without being free: see Place.forced); a wait while every place is held
+   * by a request in flight ends with an answer, which each of those gets within its own timeout: the
+   * caller checks its deadline again. The place is taken before the wait, so requests sent side by
+   * side get one place each. Every place taken is given back, through answered() or release().
    */
   async slot(latest: number): Promise<Place> {
     while (this.heldInFlight() && this.now() < latest) await new Promise<void>((resolve) => this.waiting.push(resolve));
     const now = this.now();
-    const at = Math.min(Math.max(this.freeAt(), now), Math.max(now, latest));
-    const place: Place = { startedAt: at, answeredAt: Number.POSITIVE_INFINITY };
+    const free = Math.max(this.freeAt(), now);
+    const at = Math.min(free, Math.max(now, latest));
+    const place: Place = { startedAt: at, answeredAt: Number.POSITIVE_INFINITY, forced: at < free, serial: this.taken++ };
     this.places.push(place);
     if (at > now) await this.sleep(at - now);
     return place;
   }
 
-  /** How the request of `place` ended; gives its place back a window from now. */
+  /** Gives back a place whose request was not sent. */
+  release(place: Place): void {
+    const i = this.places.indexOf(place);
+    if (i >= 0) this.places.splice(i, 1);
+    this.wake();
+  }
+
+  /** How the request of `place` ended; its place is free a window from now. */
   answered(place: Place, outcome: PaceOutcome): void {
     const now = this.now();
     place.answeredAt = now;
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const wake of waiting) wake();
+    this.wake();
+    const learnt = this.learnt;
     if (outcome === "accepted") {
       this.accepted.push(place.startedAt);
       prune(this.accepted, (t) => t <= now - LEARNING_MS);
-      // Sent side by side with the refused request and answered within the second after it: the server counted it too.
-      const learnt = this.learntFrom;
-      if (learnt !== undefined && place.startedAt > learnt.from && place.startedAt <= learnt.to && now - learnt.to < WINDOW_MS) {
-        this.perSecond += 1;
+      // Sent beside the refused request and answered within the second after it: the server counted it too.
+      if (learnt !== undefined && place.startedAt > learnt.from && place.startedAt <= learnt.to && now - learnt.at < WINDOW_MS) {
+        learnt.accepted += 1;
       }
+      return;
     }
-    if (outcome !== "refused") return;
-    prune(this.accepted, (t) => t <= now - LEARNING_MS);
-    if (!Number.isFinite(this.perSecond)) {
-      this.perSecond = Math.max(1, this.accepted.length);
-      this.learntFrom = { from: now - LEARNING_MS, to: now };
-    } else if (now - this.loweredAt >= 2000) this.perSecond = Math.max(1, this.perSecond - 1);
-    else return;
+    if (outcome !== "refused" || place.forced) return;
+    if (learnt === undefined) {
+      prune(this.accepted, (t) => t <= now - LEARNING_MS);
+      this.learnt = { accepted: this.accepted.length, from: now - LEARNING_MS, to: place.startedAt, at: now };
+    } else if (place.serial >= this.takenBeforePace && now - this.loweredAt >= 2000) {
+      // Only a request sent under the pace as it stands says that the pace is too high.
+      this.lowered += 1;
+    } else return;
     this.loweredAt = now;
+    this.takenBeforePace = this.taken;
+  }
+
+  /** Requests per second, once learnt. */
+  private get perSecond(): number {
+    return this.learnt === undefined ? Number.POSITIVE_INFINITY : Math.max(1, this.learnt.accepted - this.lowered);
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resume of waiting) resume();
   }
 
   /** Whether the window is full of requests still in flight, so that no wait on the clock frees a place. */
@@ -95,7 +120,7 @@ export class RequestPacer {
   }
 }
 
-/** How a request ended: answered (accepted, or refused with 429: a login's refusal teaches nothing), or failed on the way. */
+/** How a request ended: answered (accepted, or refused as rate-limited: a login's refusal teaches nothing), or failed on the way. */
 export type PaceOutcome = "accepted" | "refused" | "refused login" | "failed";
 
 /** A request's place in the pace. */
@@ -104,6 +129,10 @@ export interface Place {
   readonly startedAt: number;
   /** When its answer came, or it failed; Infinity while in flight. */
   answeredAt: number;
+  /** Sent at its latest time without a free place: its refusal says nothing about the pace. */
+  readonly forced: boolean;
+  /** Its order among the places taken. */
+  readonly serial: number;
 }
 
 /** The server's window: a second. A place is free a window after the answer that held it. */

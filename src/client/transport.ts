@@ -10,7 +10,7 @@
  */
 import type { GpuCloudErrorKind } from "./errors";
 import { GpuCloudError } from "./errors";
-import type { HttpSender, OpenHttpSender } from "./http-sender";
+import type { HttpResponse, HttpSender, OpenHttpSender } from "./http-sender";
 import { CONNECT_TIMEOUT_CODE, RESPONSE_TOO_LARGE_CODE } from "./http-sender";
 import type { PaceOutcome, RequestPacer } from "./pacer";
 import { type Redactor, snippet } from "./redact";
@@ -79,57 +79,76 @@ export class HttpTransport {
 
   /** Sends `call` once; the request gets at most the request timeout and what is left before `deadline`. */
   async exchange<T>(call: HttpCall<T>, authHeaders: Record<string, string>, deadline: number): Promise<T> {
-    const { operation } = call;
-    if (this.isClosed) throw new GpuCloudError({ operation, kind: "validation", detail: "the client is closed" });
-    const remaining = deadline - this.options.now();
-    if (remaining < MIN_ATTEMPT_MS) {
-      throw new GpuCloudError({
-        operation,
-        kind: "timeout",
-        retryable: false,
-        code: DEADLINE_CODE,
-        detail: `no time left for ${call.method} ${call.path}`,
-      });
-    }
+    if (this.isClosed) throw new GpuCloudError({ operation: call.operation, kind: "validation", detail: "the client is closed" });
+    this.checkTimeLeft(call, deadline);
     const pacer = this.options.pacer;
-    const place = await pacer?.slot(deadline - MIN_ATTEMPT_MS);
+    if (pacer === undefined) {
+      const answer = await this.roundTrip(call, authHeaders, deadline);
+      return this.interpret(call, answer.status, answer.headers, answer.text);
+    }
+    const place = await pacer.slot(deadline - MIN_ATTEMPT_MS);
+    try {
+      // A wait for a place held by requests in flight may have used up the time.
+      this.checkTimeLeft(call, deadline);
+    } catch (e) {
+      pacer.release(place);
+      throw e;
+    }
     // Not answered means failed on the way: the place is given back all the same.
     let outcome: PaceOutcome = "failed";
-    let status: number;
-    let responseHeaders: Record<string, string | string[] | undefined>;
-    let text: string;
     try {
-      const budget = Math.min(this.options.requestTimeoutMs, deadline - this.options.now());
-      const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };
-      let payload: string | undefined;
-      if (call.body !== undefined) {
-        payload = JSON.stringify(call.body);
-        headers["content-type"] = "application/json";
-      }
-      const controller = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, budget);
-      try {
-        const sent = this.sender.send({ url: this.url(call), method: call.method, headers, body: payload, signal: controller.signal });
-        // The answer's schemas are built a turn of the event loop later, while the request is on
-        // its way: on a reused connection it has been written by then; on a new one the build may
-        // come before the connect completes, still before the answer. Only a cache: a failure here
-        // is left for decode() to meet and report.
-        setImmediate(prepareQuietly, call.decode);
-        ({ status, headers: responseHeaders, text } = await sent);
-      } catch (e) {
-        throw this.transportError(call, e, timedOut, budget);
-      } finally {
-        clearTimeout(timer);
-      }
-      outcome = status !== 429 ? "accepted" : call.isLogin ? "refused login" : "refused";
+      const answer = await this.roundTrip(call, authHeaders, deadline);
+      outcome = "accepted";
+      return this.interpret(call, answer.status, answer.headers, answer.text);
+    } catch (e) {
+      // A 429, or a status false that says so.
+      if (outcome === "accepted" && e instanceof GpuCloudError && e.kind === "rate-limited")
+        outcome = call.isLogin ? "refused login" : "refused";
+      throw e;
     } finally {
-      if (place !== undefined) pacer?.answered(place, outcome);
+      pacer.answered(place, outcome);
     }
-    return this.interpret(call, status, responseHeaders, text);
+  }
+
+  private checkTimeLeft(call: HttpCall<unknown>, deadline: number): void {
+    if (deadline - this.options.now() >= MIN_ATTEMPT_MS) return;
+    throw new GpuCloudError({
+      operation: call.operation,
+      kind: "timeout",
+      retryable: false,
+      code: DEADLINE_CODE,
+      detail: `no time left for ${call.method} ${call.path}`,
+    });
+  }
+
+  /** The request on the wire and its answer, undecoded. */
+  private async roundTrip(call: HttpCall<unknown>, authHeaders: Record<string, string>, deadline: number): Promise<HttpResponse> {
+    const budget = Math.min(this.options.requestTimeoutMs, deadline - this.options.now());
+    const headers: Record<string, string> = { accept: "application/json", "user-agent": this.options.userAgent, ...authHeaders };
+    let payload: string | undefined;
+    if (call.body !== undefined) {
+      payload = JSON.stringify(call.body);
+      headers["content-type"] = "application/json";
+    }
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, budget);
+    try {
+      const sent = this.sender.send({ url: this.url(call), method: call.method, headers, body: payload, signal: controller.signal });
+      // The answer's schemas are built a turn of the event loop later, while the request is on
+      // its way: on a reused connection it has been written by then; on a new one the build may
+      // come before the connect completes, still before the answer. Only a cache: a failure here
+      // is left for decode() to meet and report.
+      setImmediate(prepareQuietly, call.decode);
+      return await sent;
+    } catch (e) {
+      throw this.transportError(call, e, timedOut, budget);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private url(call: HttpCall<unknown>): string {

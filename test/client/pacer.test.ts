@@ -66,6 +66,12 @@ describe("RequestPacer", () => {
     expect(await unpacedOf(p, sleeps, 25)).toBe(20);
   });
 
+  test("every accepted answer after the refusal: the pace is the twenty, not one more", async () => {
+    const { p, clock, sleeps } = await burstWithRefusal(0);
+    clock.now = 2_000;
+    expect(await unpacedOf(p, sleeps, 25)).toBe(20);
+  });
+
   test("an answer that comes more than a second after the refusal does not count: the server handled it in a later second", async () => {
     const { pacer: p, clock, sleeps } = pacer();
     const places: Place[] = [];
@@ -88,6 +94,41 @@ describe("RequestPacer", () => {
     p.answered(await p.slot(Number.POSITIVE_INFINITY), "refused");
     clock.now = 7_000;
     expect(await unpacedOf(p, sleeps, 25)).toBe(19);
+  });
+
+  test("a refusal of a request sent before the pace was learnt or last lowered does not lower it", async () => {
+    const { pacer: p, clock, sleeps } = pacer();
+    const places: Place[] = [];
+    for (let i = 0; i < 22; i++) places.push(await p.slot(Number.POSITIVE_INFINITY));
+    for (const place of places.slice(0, 20)) p.answered(place, "accepted");
+    p.answered(places[20], "refused");
+    clock.now = 3_000;
+    p.answered(places[21], "refused");
+    clock.now = 6_000;
+    expect(await unpacedOf(p, sleeps, 25)).toBe(20);
+  });
+
+  test("a request sent at its latest time without a free place: its refusal does not lower the pace", async () => {
+    const { p, clock, sleeps } = await burstWithRefusal(20);
+    clock.now = 3_000;
+    const held: Place[] = [];
+    for (let i = 0; i < 20; i++) held.push(await p.slot(Number.POSITIVE_INFINITY));
+    for (const place of held) p.answered(place, "accepted");
+    const forced = await p.slot(clock.now);
+    expect(forced.forced).toBe(true);
+    p.answered(forced, "refused");
+    clock.now = 6_000;
+    expect(await unpacedOf(p, sleeps, 25)).toBe(20);
+  });
+
+  test("a place released (its request not sent) is free at once", async () => {
+    const { p, clock, sleeps } = await burstWithRefusal(20);
+    clock.now = 2_000;
+    const places: Place[] = [];
+    for (let i = 0; i < 20; i++) places.push(await p.slot(Number.POSITIVE_INFINITY));
+    p.release(places[0]);
+    for (const place of places.slice(1)) p.answered(place, "accepted");
+    expect(await unpacedOf(p, sleeps, 1)).toBe(1);
   });
 
   test("a request sent after the pace was learnt does not raise it", async () => {

@@ -3,6 +3,9 @@
  * tests cannot see.
  */
 import { Redactor } from "../../src/client";
+import type { HttpResponse, OpenHttpSender } from "../../src/client/http-sender";
+import { RequestPacer } from "../../src/client/pacer";
+import { DEADLINE_CODE } from "../../src/client/retry";
 import type { Decoder } from "../../src/client/schemas";
 import { HttpTransport } from "../../src/client/transport";
 import { closeAfterEach, fileSender, ok, startStub, track } from "./helpers";
@@ -50,4 +53,133 @@ test("the answer's decoder is prepared while the request is on the wire, before 
   // loop; that it happens once and before the answer is the point.
   expect(events.filter((e) => e === "decoder prepared")).toHaveLength(1);
   expect(events.indexOf("decoder prepared")).toBeLessThan(events.indexOf("answer sent"));
+});
+
+describe("the pace around each exchange", () => {
+  /** A transport over a scripted sender: each request gets what `answer` says, on a fake clock that the pacer's waits move on. */
+  function paced(answer: (path: string) => Promise<HttpResponse>) {
+    const clock = { now: 1_000_000 };
+    const sleeps: number[] = [];
+    const sent: string[] = [];
+    const pacer = new RequestPacer(
+      () => clock.now,
+      async (ms) => {
+        sleeps.push(ms);
+        clock.now += ms;
+      },
+    );
+    const sender: OpenHttpSender = () => ({
+      send: (req) => {
+        const path = new URL(req.url).pathname;
+        sent.push(path);
+        return answer(path);
+      },
+      close: async () => {},
+    });
+    const http = new HttpTransport(
+      {
+        baseUrl: "http://api.test",
+        connectTimeoutMs: 2000,
+        requestTimeoutMs: 2000,
+        userAgent: "transport-test",
+        redactor: new Redactor(),
+        now: () => clock.now,
+        authDetail: (_call, how) => how,
+        pacer,
+      },
+      sender,
+    );
+    const decode: Decoder<unknown> = Object.assign((json: unknown) => ({ ok: true as const, value: json }), { prepare: () => {} });
+    const call = (path: string, isLogin = false) =>
+      http.exchange({ operation: `test (GET ${path})`, method: "GET", path, decode, isLogin }, {}, clock.now + 60_000);
+    return { clock, sleeps, sent, call, pacer };
+  }
+  const json = (status: number, body: unknown): Promise<HttpResponse> =>
+    Promise.resolve({ status, headers: { "content-type": "application/json" }, text: JSON.stringify(body) });
+  const okBody = { status: true, message: "ok", data: {} };
+
+  test("after a 429, a request waits until a second after the answers that fill the window, the refused one's included", async () => {
+    let n = 0;
+    const t = paced((path) =>
+      path === "/learn" && ++n === 3 ? json(429, { status: false, message: "slow down", data: null }) : json(200, okBody),
+    );
+    await t.call("/learn");
+    await t.call("/learn");
+    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    await t.call("/a");
+    expect(t.sleeps).toEqual([1_000]);
+    await t.call("/b");
+    expect(t.sleeps).toEqual([1_000]);
+  });
+
+  test("a status false that says rate limit teaches the pace as a 429 does", async () => {
+    let n = 0;
+    const t = paced((path) =>
+      path === "/learn" && ++n === 3 ? json(200, { status: false, message: "rate limit exceeded", data: null }) : json(200, okBody),
+    );
+    await t.call("/learn");
+    await t.call("/learn");
+    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    await t.call("/a");
+    await t.call("/b");
+    expect(t.sleeps).toHaveLength(1);
+  });
+
+  test("a login takes a place, and waits for one like any request", async () => {
+    let n = 0;
+    const t = paced((path) =>
+      path === "/learn" && ++n === 3 ? json(429, { status: false, message: "slow down", data: null }) : json(200, okBody),
+    );
+    await t.call("/learn");
+    await t.call("/learn");
+    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    await t.call("/authenticate/login", true);
+    expect(t.sleeps).toHaveLength(1);
+  });
+
+  test("a request that fails on the way gives its place back a second after", async () => {
+    let n = 0;
+    const t = paced((path) => {
+      if (path === "/learn" && ++n === 3) return json(429, { status: false, message: "slow down", data: null });
+      if (path === "/broken") return Promise.reject(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
+      return json(200, okBody);
+    });
+    await t.call("/learn");
+    await t.call("/learn");
+    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    t.clock.now += 5_000;
+    await expect(t.call("/broken")).rejects.toMatchObject({ kind: "network" });
+    await t.call("/a");
+    expect(t.sleeps).toEqual([]);
+    await t.call("/b");
+    expect(t.sleeps).toEqual([1_000]);
+    // The failed request's place went with the second; a place it kept would make this one wait too.
+    await t.call("/c");
+    expect(t.sleeps).toEqual([1_000]);
+  });
+
+  test("a wait for a place held by requests in flight that outlasts the deadline ends in the deadline error, nothing sent", async () => {
+    let n = 0;
+    let answerHeld: (() => void) | undefined;
+    const t = paced((path) => {
+      if (path === "/learn" && ++n === 2) return json(429, { status: false, message: "slow down", data: null });
+      if (path === "/slow") return new Promise<HttpResponse>((resolve) => (answerHeld = () => void json(200, okBody).then(resolve)));
+      return json(200, okBody);
+    });
+    await t.call("/learn");
+    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    t.clock.now += 5_000;
+    const slow = t.call("/slow");
+    await new Promise((resolve) => setImmediate(resolve));
+    const waiting = t.call("/late").catch((e: unknown) => e);
+    await new Promise((resolve) => setImmediate(resolve));
+    t.clock.now += 120_000;
+    answerHeld?.();
+    await slow;
+    expect(await waiting).toMatchObject({ kind: "timeout", code: DEADLINE_CODE });
+    expect(t.sent).not.toContain("/late");
+    // Its place was given back: the next request waits only for the slow one's.
+    await t.call("/c");
+    expect(t.sleeps).toEqual([1_000]);
+  });
 });
