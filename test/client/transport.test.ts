@@ -98,14 +98,22 @@ describe("the pace around each exchange", () => {
     Promise.resolve({ status, headers: { "content-type": "application/json" }, text: JSON.stringify(body) });
   const okBody = { status: true, message: "ok", data: {} };
 
-  test("after a 429, a request waits until a second after the answers that fill the window, the refused one's included", async () => {
+  const slowDown = () => json(429, { status: false, message: "slow down", data: null });
+
+  /**
+   * paced(), taught a pace of `pace` a second: that many requests accepted, the next refused by `refusal`;
+   * `other` answers the other paths (an empty success where it says nothing).
+   */
+  async function pacedAt(pace: number, refusal = slowDown, other: (path: string) => Promise<HttpResponse> | undefined = () => undefined) {
     let n = 0;
-    const t = paced((path) =>
-      path === "/learn" && ++n === 3 ? json(429, { status: false, message: "slow down", data: null }) : json(200, okBody),
-    );
-    await t.call("/learn");
-    await t.call("/learn");
+    const t = paced((path) => (path === "/learn" && ++n === pace + 1 ? refusal() : (other(path) ?? json(200, okBody))));
+    for (let i = 0; i < pace; i++) await t.call("/learn");
     await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    return t;
+  }
+
+  test("after a 429, a request waits until a second after the answers that fill the window, the refused one's included", async () => {
+    const t = await pacedAt(2);
     await t.call("/a");
     expect(t.sleeps).toEqual([1_000]);
     await t.call("/b");
@@ -113,40 +121,22 @@ describe("the pace around each exchange", () => {
   });
 
   test("a status false that says rate limit teaches the pace as a 429 does", async () => {
-    let n = 0;
-    const t = paced((path) =>
-      path === "/learn" && ++n === 3 ? json(200, { status: false, message: "rate limit exceeded", data: null }) : json(200, okBody),
-    );
-    await t.call("/learn");
-    await t.call("/learn");
-    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    const t = await pacedAt(2, () => json(200, { status: false, message: "rate limit exceeded", data: null }));
     await t.call("/a");
     await t.call("/b");
     expect(t.sleeps).toHaveLength(1);
   });
 
   test("a login takes a place, and waits for one like any request", async () => {
-    let n = 0;
-    const t = paced((path) =>
-      path === "/learn" && ++n === 3 ? json(429, { status: false, message: "slow down", data: null }) : json(200, okBody),
-    );
-    await t.call("/learn");
-    await t.call("/learn");
-    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    const t = await pacedAt(2);
     await t.call("/authenticate/login", true);
     expect(t.sleeps).toHaveLength(1);
   });
 
   test("a request that fails on the way gives its place back a second after", async () => {
-    let n = 0;
-    const t = paced((path) => {
-      if (path === "/learn" && ++n === 3) return json(429, { status: false, message: "slow down", data: null });
-      if (path === "/broken") return Promise.reject(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
-      return json(200, okBody);
-    });
-    await t.call("/learn");
-    await t.call("/learn");
-    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    const t = await pacedAt(2, slowDown, (path) =>
+      path === "/broken" ? Promise.reject(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })) : undefined,
+    );
     t.clock.now += 5_000;
     await expect(t.call("/broken")).rejects.toMatchObject({ kind: "network" });
     await t.call("/a");
@@ -159,15 +149,10 @@ describe("the pace around each exchange", () => {
   });
 
   test("a wait for a place held by requests in flight that outlasts the deadline ends in the deadline error, nothing sent", async () => {
-    let n = 0;
     let answerHeld: (() => void) | undefined;
-    const t = paced((path) => {
-      if (path === "/learn" && ++n === 2) return json(429, { status: false, message: "slow down", data: null });
-      if (path === "/slow") return new Promise<HttpResponse>((resolve) => (answerHeld = () => void json(200, okBody).then(resolve)));
-      return json(200, okBody);
-    });
-    await t.call("/learn");
-    await expect(t.call("/learn")).rejects.toMatchObject({ kind: "rate-limited" });
+    const t = await pacedAt(1, slowDown, (path) =>
+      path === "/slow" ? new Promise<HttpResponse>((resolve) => (answerHeld = () => void json(200, okBody).then(resolve))) : undefined,
+    );
     t.clock.now += 5_000;
     const slow = t.call("/slow");
     await new Promise((resolve) => setImmediate(resolve));
