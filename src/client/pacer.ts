@@ -39,9 +39,14 @@ export class RequestPacer {
    * side get one place each. Every place taken is given back, through answered() or release().
    */
   async slot(latest: number): Promise<Place> {
-    while (this.heldInFlight() && this.now() < latest) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let freeAt = this.freeAt();
+    // No wait on the clock frees a place while the window is full of requests still in flight.
+    while (freeAt === Number.POSITIVE_INFINITY && this.now() < latest) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      freeAt = this.freeAt();
+    }
     const now = this.now();
-    const free = Math.max(this.freeAt(), now);
+    const free = Math.max(freeAt, now);
     const at = Math.min(free, Math.max(now, latest));
     const place: Place = { startedAt: at, answeredAt: Number.POSITIVE_INFINITY, forced: at < free, serial: this.taken++ };
     this.places.push(place);
@@ -94,14 +99,7 @@ export class RequestPacer {
     for (const resume of waiting) resume();
   }
 
-  /** Whether the window is full of requests still in flight, so that no wait on the clock frees a place. */
-  private heldInFlight(): boolean {
-    this.dropExpired();
-    const answered = this.places.filter((p) => Number.isFinite(p.answeredAt)).length;
-    return this.places.length >= this.perSecond && answered < this.places.length - this.perSecond + 1;
-  }
-
-  /** When a place is free: a window after enough of the places taken were answered. */
+  /** When a place is free: a window after enough of the places taken were answered; Infinity while too few were. */
   private freeAt(): number {
     this.dropExpired();
     if (this.places.length < this.perSecond) return Number.NEGATIVE_INFINITY;
