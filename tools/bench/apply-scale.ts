@@ -161,10 +161,13 @@ interface Setting {
 /** `--request-log=FILE`: every request the emulators answer, one line each with its time in ms. */
 const requestLog = arg("request-log");
 
-/** A line of the bench's own in the request log, to place the requests in the run. */
-function mark(what: string): void {
-  if (requestLog !== undefined) appendFileSync(requestLog, `${Date.now()} bench ${what}\n`);
+/** A line in the request log, with its time. */
+function logLine(line: string): void {
+  if (requestLog !== undefined) appendFileSync(requestLog, `${Date.now()} ${line}\n`);
 }
+
+/** A line of the bench's own in the request log, to place the requests in the run. */
+const mark = (what: string): void => logLine(`bench ${what}`);
 
 async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
   const emulator = await startEmulator({
@@ -172,7 +175,7 @@ async function emulatorFor(setting: Setting): Promise<RunningEmulator> {
     maxPageSize: setting.maxPageSize,
     latencyMs: setting.latencyMs,
     rateLimit: setting.rateLimit,
-    log: requestLog === undefined ? undefined : (line) => appendFileSync(requestLog, `${Date.now()} ${line}\n`),
+    log: requestLog === undefined ? undefined : logLine,
   });
   const past = Math.floor(Date.now() / 1000) - 86_400;
   for (let i = 0; i < setting.others; i++) emulator.addToken({ name: `other-${i}`, createdAt: past + i });
