@@ -6,6 +6,7 @@ import { GpuCloudClient, type GpuCloudClientOptions, GpuCloudError } from "../..
 import { ApiClient } from "../../src/client/client";
 import type { OpenHttpSender } from "../../src/client/http-sender";
 import { openNodeHttpSender } from "../../src/client/node-http-sender";
+import { RequestPacer } from "../../src/client/pacer";
 import { openUndiciSender } from "../../src/client/undici-sender";
 
 /**
@@ -213,4 +214,18 @@ export function fakeTime(start = 1_700_000_000_000) {
       now += ms;
     },
   };
+}
+
+/** A RequestPacer on a fake clock starting at `start`; `sleeps` lists each wait it asked for (the clock moves by it). */
+export function pacerOnFakeClock(start = 0): { pacer: RequestPacer; clock: { now: number }; sleeps: number[] } {
+  const clock = { now: start };
+  const sleeps: number[] = [];
+  const pacer = new RequestPacer(
+    () => clock.now,
+    async (ms) => {
+      sleeps.push(ms);
+      clock.now += ms;
+    },
+  );
+  return { pacer, clock, sleeps };
 }

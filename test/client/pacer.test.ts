@@ -2,21 +2,10 @@
  * RequestPacer on a clock of its own: what it learns from the first refusal and how many requests
  * it lets go in a window after.
  */
-import { type Place, RequestPacer } from "../../src/client/pacer";
+import type { Place, RequestPacer } from "../../src/client/pacer";
+import { pacerOnFakeClock } from "./helpers";
 
-/** A pacer on a fake clock; `sleeps` lists each wait it asked for (the clock moves by it). */
-function pacer(): { pacer: RequestPacer; clock: { now: number }; sleeps: number[] } {
-  const clock = { now: 0 };
-  const sleeps: number[] = [];
-  const p = new RequestPacer(
-    () => clock.now,
-    async (ms) => {
-      sleeps.push(ms);
-      clock.now += ms;
-    },
-  );
-  return { pacer: p, clock, sleeps };
-}
+const pacer = () => pacerOnFakeClock();
 
 /** How many of `n` requests sent one after another at the clock's time go without waiting. */
 async function unpacedOf(p: RequestPacer, sleeps: number[], n: number): Promise<number> {

@@ -4,11 +4,10 @@
  */
 import { Redactor } from "../../src/client";
 import type { HttpResponse, OpenHttpSender } from "../../src/client/http-sender";
-import { RequestPacer } from "../../src/client/pacer";
 import { DEADLINE_CODE } from "../../src/client/retry";
 import type { Decoder } from "../../src/client/schemas";
 import { HttpTransport } from "../../src/client/transport";
-import { closeAfterEach, fileSender, ok, startStub, track } from "./helpers";
+import { closeAfterEach, fileSender, ok, pacerOnFakeClock, startStub, track } from "./helpers";
 
 closeAfterEach();
 
@@ -58,16 +57,8 @@ test("the answer's decoder is prepared while the request is on the wire, before 
 describe("the pace around each exchange", () => {
   /** A transport over a scripted sender: each request gets what `answer` says, on a fake clock that the pacer's waits move on. */
   function paced(answer: (path: string) => Promise<HttpResponse>) {
-    const clock = { now: 1_000_000 };
-    const sleeps: number[] = [];
+    const { pacer, clock, sleeps } = pacerOnFakeClock(1_000_000);
     const sent: string[] = [];
-    const pacer = new RequestPacer(
-      () => clock.now,
-      async (ms) => {
-        sleeps.push(ms);
-        clock.now += ms;
-      },
-    );
     const sender: OpenHttpSender = () => ({
       send: (req) => {
         const path = new URL(req.url).pathname;
